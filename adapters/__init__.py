@@ -1,0 +1,31 @@
+"""Host adapters: Claude Code, Cursor and Codex readers, looked up by name.
+
+Each module exposes one ``ADAPTER`` object (see ``adapters.base.HostAdapter``).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from adapters.base import HostAdapter
+
+HOSTS: dict[str, str] = {
+    "claude": "adapters.claude_code",
+    "cursor": "adapters.cursor",
+    "codex": "adapters.codex",
+}
+
+
+def get_adapter(name: str) -> HostAdapter:
+    """The adapter for ``name``; a ValueError names the supported hosts."""
+    try:
+        module_name = HOSTS[name]
+    except KeyError:
+        raise ValueError(f"unknown host {name!r}; choose one of: {', '.join(HOSTS)}") from None
+    return import_module(module_name).ADAPTER  # type: ignore[no-any-return]
+
+
+def all_adapters() -> list[HostAdapter]:
+    return [get_adapter(name) for name in HOSTS]

@@ -1,0 +1,111 @@
+"""The one project resolver: every adapter, the CLI and the MCP server name projects through it.
+
+A project is named after the repository, not after whichever folder a session happened to start in:
+walk up from the path to the git root (a worktree counts as its main repository), then take the
+origin remote's repository name, else the root folder's name. A path outside any repository is named
+after its own folder. Paths that no longer exist (deleted worktrees, another machine's transcripts)
+fall back to the last component of the path as written: never a decoded host folder name.
+
+Git is read from its files, not by running ``git``: a hook must not pay for a subprocess per session.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+from functools import lru_cache
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+UNKNOWN_PROJECT = "unknown"
+
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+
+
+def resolve_project(path: str | os.PathLike[str] | None) -> str:
+    """Name the project a working directory belongs to."""
+    if path is None or str(path).strip() == "":
+        return UNKNOWN_PROJECT
+    return _resolve(str(path).strip())
+
+
+def current_project(cwd: str | os.PathLike[str] | None = None) -> str:
+    return resolve_project(cwd if cwd is not None else os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _resolve(raw: str) -> str:
+    path = Path(raw).expanduser()
+    if path.exists():
+        start = path if path.is_dir() else path.parent
+        root = _git_root(start.resolve())
+        if root is not None:
+            work_root, git_dir = root
+            name = _origin_repo_name(git_dir)
+            return name or work_root.name or UNKNOWN_PROJECT
+        return start.resolve().name or UNKNOWN_PROJECT
+    return _last_component(raw)
+
+
+def _last_component(raw: str) -> str:
+    pure = PureWindowsPath(raw) if _WINDOWS_PATH.match(raw) else PurePosixPath(raw.replace("\\", "/"))
+    return pure.name or UNKNOWN_PROJECT
+
+
+def _git_root(start: Path) -> tuple[Path, Path] | None:
+    """(main work tree root, common git dir) for the repository containing ``start``, if any."""
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder, dot_git
+        if dot_git.is_file():
+            common = _worktree_common_dir(folder, dot_git)
+            if common is not None:
+                # The main work tree sits beside its .git folder; a bare common dir has none.
+                main_root = common.parent if common.name == ".git" else folder
+                return main_root, common
+            return folder, dot_git
+    return None
+
+
+def _worktree_common_dir(folder: Path, dot_git_file: Path) -> Path | None:
+    try:
+        first = dot_git_file.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    git_dir = Path(first.removeprefix("gitdir:").strip())
+    if not git_dir.is_absolute():
+        git_dir = (folder / git_dir).resolve()
+    commondir_file = git_dir / "commondir"
+    try:
+        rel = commondir_file.read_text(encoding="utf-8").strip()
+        common = (git_dir / rel).resolve()
+    except OSError:
+        # Submodules and older layouts: the gitdir itself holds the config.
+        common = git_dir
+    return common if common.exists() else None
+
+
+def _origin_repo_name(git_dir: Path) -> str | None:
+    config = configparser.ConfigParser(strict=False, interpolation=None)
+    try:
+        config.read(git_dir / "config", encoding="utf-8")
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+    section = 'remote "origin"'
+    if not config.has_section(section):
+        return None
+    url = config.get(section, "url", fallback="").strip()
+    return repo_name_from_url(url)
+
+
+def repo_name_from_url(url: str) -> str | None:
+    """``git@github.com:org/repo.git`` and ``https://host/org/repo`` both name ``repo``."""
+    url = url.strip().rstrip("/")
+    if not url:
+        return None
+    tail = re.split(r"[/:\\]", url)[-1]
+    tail = tail.removesuffix(".git")
+    return tail or None

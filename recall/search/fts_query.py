@@ -1,0 +1,213 @@
+"""Turn any text a person types into a valid FTS5 query (adr/0003).
+
+Raw user text never reaches ``MATCH``: ``recall-mcp`` would mean "column recall minus mcp",
+``bun:sqlite`` a column filter, ``C++`` and ``what?`` syntax errors. Every word is split the way the
+index's unicode61 tokenizer splits it and quoted as a phrase, so punctuation can never be syntax.
+What people type on purpose still works: upper-case ``AND``/``OR``/``NOT`` between terms,
+``prefix*`` and ``"exact phrases"``.
+
+Without explicit operators the terms are OR-ed (minus common stop words) and bm25 ranks documents
+that match more of them first: questions in plain words find answers that share only some words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PIECES = re.compile(r"[^\W_]+")  # what unicode61 keeps as token characters (letters and digits)
+_OPERATORS = frozenset({"AND", "OR", "NOT"})
+_LEXER = re.compile(r'"([^"]*)"|(\S+)')
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    pieces: tuple[str, ...]
+    prefix: bool = False
+
+    def render(self) -> str:
+        phrase = '"' + " ".join(self.pieces) + '"'
+        return phrase + " *" if self.prefix else phrase
+
+
+def build_match(query: str) -> str | None:
+    """An FTS5 expression for ``query``, or ``None`` when it holds nothing searchable."""
+    items = _lex(query)
+    terms = [item for item in items if isinstance(item, _Term)]
+    if not terms:
+        return None
+    if any(isinstance(item, str) for item in items):
+        return _with_operators(items)
+    content_terms = [t for t in terms if t.prefix or len(t.pieces) > 1 or t.pieces[0] not in STOP_WORDS]
+    chosen = content_terms or terms
+    unique = list(dict.fromkeys(t.render() for t in chosen))
+    return " OR ".join(unique)
+
+
+def _lex(query: str) -> list[_Term | str]:
+    items: list[_Term | str] = []
+    for match in _LEXER.finditer(query.replace("\x00", " ")):
+        quoted, bare = match.group(1), match.group(2)
+        if quoted is not None:
+            pieces = tuple(p.lower() for p in _PIECES.findall(quoted))
+            if pieces:
+                items.append(_Term(pieces))
+            continue
+        if bare in _OPERATORS:
+            items.append(bare)
+            continue
+        prefix = bare.endswith("*")
+        pieces = tuple(p.lower() for p in _PIECES.findall(bare))
+        if pieces:
+            items.append(_Term(pieces, prefix=prefix))
+    return items
+
+
+def _with_operators(items: list[_Term | str]) -> str | None:
+    """Keep operators only where FTS5 accepts them: between two terms, one at a time."""
+    out: list[str] = []
+    pending: str | None = None
+    for item in items:
+        if isinstance(item, str):
+            if out:  # an operator before any term is dropped
+                pending = item
+            continue
+        if pending is not None:
+            out.append(pending)
+            pending = None
+        elif out:
+            out.append("AND")
+        out.append(item.render())
+    return " ".join(out) if out else None
+
+
+def scope_filter(kind: str | None, project: str | None) -> str:
+    """The scope-column clauses that restrict a query to one kind and/or one project."""
+    clauses = []
+    if kind:
+        clauses.append(f'scope : "k{kind}"')
+    if project:
+        clauses.append(f'scope : "p{project.encode("utf-8").hex()}"')
+    return " AND ".join(clauses)

@@ -1,0 +1,148 @@
+"""Keyword search over every kind at once, on one bm25 scale (adr/0003).
+
+One FTS5 index holds decisions, learnings, breadcrumbs, session summaries and messages, so bm25
+statistics are shared and scores are comparable across kinds. Kind (hard ``table`` filter) and
+project filters run inside the FTS query through the ``scope`` column. Afterwards a few rules apply
+that the index cannot know: expired breadcrumbs leave the results, superseded and reverted decisions
+rank lower, and a ``bias`` kind gets a soft boost.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from recall.models import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, RecordKind
+from recall.search.fts_query import build_match, scope_filter
+from recall.store.writer import to_db_time, utc_now
+
+# bm25 column weights: content, detail, tags, scope (scope holds filter tokens, never ranks).
+_WEIGHTS = (1.0, 0.5, 0.8, 0.0)
+BIAS_BOOST = 2.0
+INACTIVE_DECISION_FACTOR = 0.5
+PREVIEW_CHARS = 240
+
+_COLUMNS: dict[RecordKind, str] = {
+    RecordKind.DECISION: "id, project, created_at, provenance, content, detail, importance, status",
+    RecordKind.LEARNING: "id, project, created_at, provenance, content, detail, importance, tags",
+    RecordKind.BREADCRUMB: "id, project, created_at, provenance, content, detail, importance, valid_until",
+    RecordKind.SESSION_SUMMARY: "id, project, created_at, provenance, content, title, importance, session_id",
+    RecordKind.MESSAGE: "id, project, coalesce(timestamp, created_at) AS created_at, provenance, content, "
+    "role, origin, session_id, tool_name",
+}
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search result. ``score`` is keyword relevance (higher is better); ``extra`` is per kind."""
+
+    kind: str
+    id: int
+    project: str
+    created_at: str
+    provenance: str
+    preview: str
+    content: str
+    score: float
+    keyword_rank: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def keyword_search(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    project: str | None = None,
+    table: RecordKind | None = None,
+    bias: RecordKind | None = None,
+    limit: int = 10,
+) -> list[Hit]:
+    """Rank rows matching ``query``; any text is a valid query and returns hits or none."""
+    match = build_match(query)
+    if match is None or limit <= 0:
+        return []
+    depth = max(limit * 3, 30)
+    scored = _ranked_rowids(conn, match, table.value if table else None, project, depth)
+    if bias is not None and table is None:
+        for rowid, score in _ranked_rowids(conn, match, bias.value, project, depth).items():
+            scored.setdefault(rowid, score)
+    hits = _materialise(conn, scored)
+    for hit in hits:
+        if bias is not None and hit.kind == bias.value:
+            hit.score *= BIAS_BOOST
+        if hit.kind == RecordKind.DECISION.value and hit.extra.get("status") != "active":
+            hit.score *= INACTIVE_DECISION_FACTOR
+    hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+    hits = hits[:limit]
+    for rank, hit in enumerate(hits, start=1):
+        hit.keyword_rank = rank
+    return hits
+
+
+def _ranked_rowids(
+    conn: sqlite3.Connection, match: str, kind: str | None, project: str | None, depth: int
+) -> dict[int, float]:
+    expression = f"{{content detail tags}} : ({match})"
+    scope = scope_filter(kind, project)
+    if scope:
+        expression = f"{expression} AND {scope}"
+    weights = ", ".join(str(w) for w in _WEIGHTS)
+    rows = conn.execute(
+        f"SELECT rowid, bm25(search_index, {weights}) FROM search_index "
+        "WHERE search_index MATCH ? ORDER BY 2 LIMIT ?",
+        (expression, depth),
+    ).fetchall()
+    # bm25() is negative, more negative = better; flip it so higher is better everywhere.
+    return {rowid: -rank for rowid, rank in rows}
+
+
+def _materialise(conn: sqlite3.Connection, scored: dict[int, float]) -> list[Hit]:
+    by_kind: dict[RecordKind, dict[int, float]] = {}
+    for rowid, score in scored.items():
+        kind = KIND_BY_CODE.get(rowid % 8)
+        if kind is not None:
+            by_kind.setdefault(kind, {})[rowid // 8] = score
+    now = to_db_time(utc_now())
+    hits: list[Hit] = []
+    for kind, ids in by_kind.items():
+        for row in _fetch(conn, kind, ids):
+            data = dict(row)
+            if kind is RecordKind.BREADCRUMB and data["valid_until"] and data["valid_until"] <= now:
+                continue
+            hits.append(_hit(kind, data, ids[data["id"]]))
+    return hits
+
+
+def _fetch(conn: sqlite3.Connection, kind: RecordKind, ids: Iterable[int]) -> list[sqlite3.Row]:
+    id_list = list(ids)
+    marks = ", ".join("?" for _ in id_list)
+    return conn.execute(
+        f"SELECT {_COLUMNS[kind]} FROM {TABLE_NAMES[kind]} WHERE id IN ({marks})", id_list
+    ).fetchall()
+
+
+def _hit(kind: RecordKind, data: dict[str, Any], score: float) -> Hit:
+    content = data.pop("content")
+    base = {key: data.pop(key) for key in ("id", "project", "created_at", "provenance")}
+    return Hit(
+        kind=kind.value,
+        preview=preview(content),
+        content=content,
+        score=score,
+        extra={key: value for key, value in data.items() if value is not None},
+        **base,
+    )
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def kind_code(kind: RecordKind) -> int:
+    return KIND_CODES[kind]

@@ -1,0 +1,34 @@
+"""Reading one row of any kind, including sessions, for `recall show` and the MCP get tools."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from recall.errors import NotFound
+from recall.models import Session
+from recall.store.records import parse_kind
+
+if TYPE_CHECKING:
+    from recall.store import Store
+
+
+def load_row(store: Store, kind_name: str, row_id: int) -> dict[str, Any]:
+    if kind_name in ("session", "sessions"):
+        return load_session(store, row_id)
+    return store.require(parse_kind(kind_name), row_id)
+
+
+def load_session(store: Store, row_id: int) -> dict[str, Any]:
+    import json
+
+    with store.reading() as conn:
+        row = conn.execute("SELECT * FROM sessions WHERE id = ?", (row_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no session with id {row_id}")
+        count = conn.execute("SELECT count(*) FROM messages WHERE session_id = ?", (row_id,)).fetchone()[0]
+    data = dict(row)
+    data["meta"] = json.loads(data["meta"])
+    out = Session.model_validate(data).model_dump(mode="json")
+    out["kind"] = "session"
+    out["message_count"] = count
+    return out

@@ -1,0 +1,117 @@
+"""The single write path: every INSERT and UPDATE of a text-bearing row goes through ``Writer``.
+
+Two guarantees live here and nowhere else (adr/0001, adr/0002):
+
+* every text column, and every string inside JSON columns, passes ``recall.scrub.scrub``;
+* provenance comes from the caller's *kind of write* (an import is verbatim, ``recall add`` is
+  user_authored), fixed by the store method, never by a value in the input.
+
+Store methods receive plain inputs without a provenance field; they call ``insert``/``update`` here
+with the provenance that their own path implies.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from recall.models import JSON_COLUMNS, Provenance
+from recall.scrub import scrub, scrub_value
+from recall.store.records import normalise_tags
+
+# Columns whose text is free-form and may carry secrets. Everything else is ids, enums and times.
+TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sessions": ("title", "cwd", "git_branch", "model", "source_path", "parent_external_id"),
+    "messages": ("content", "tool_name"),
+    "decisions": ("content", "detail"),
+    "learnings": ("content", "detail"),
+    "breadcrumbs": ("content", "detail"),
+    "session_summaries": ("title", "content"),
+}
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_db_time(value: datetime | None) -> str | None:
+    """One text format for every timestamp, so SQL comparisons and sorting are plain string ops."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+class Writer:
+    """Scrubs and stamps rows, then writes them on the store's connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self.redactions: Counter[str] = Counter()
+
+    def clean(self, table: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Scrub text, serialise JSON columns and times: the only transformation before SQL."""
+        text_columns = TEXT_COLUMNS[table]
+        row: dict[str, Any] = {}
+        for column, value in values.items():
+            if column in text_columns and isinstance(value, str):
+                result = scrub(value)
+                if result.kinds:
+                    self.redactions.update(result.kinds)
+                value = result.text
+            elif column in JSON_COLUMNS:
+                value, kinds = scrub_value(value if value is not None else ([] if column == "tags" else {}))
+                if kinds:
+                    self.redactions.update(kinds)
+                if column == "tags":
+                    value = normalise_tags(value)
+                value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            elif isinstance(value, datetime):
+                value = to_db_time(value)
+            row[column] = value
+        return row
+
+    def insert(self, table: str, values: Mapping[str, Any], provenance: Provenance) -> int:
+        row = self._stamp(self.clean(table, values), provenance)
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        cursor = self._conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def insert_many(
+        self, table: str, rows: Iterable[Mapping[str, Any]], provenance: Provenance, *, columns: Sequence[str]
+    ) -> int:
+        """Bulk insert rows that share ``columns``; returns how many were written."""
+        stamped = [self._stamp(self.clean(table, values), provenance) for values in rows]
+        if not stamped:
+            return 0
+        names = list(stamped[0])
+        missing = set(columns) - set(names)
+        if missing:
+            raise ValueError(f"rows for {table} lack columns {sorted(missing)}")
+        sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
+        self._conn.executemany(sql, [tuple(row[name] for name in names) for row in stamped])
+        return len(stamped)
+
+    def update(self, table: str, row_id: int, values: Mapping[str, Any]) -> None:
+        """Correct a row in place: provenance and created_at stay, updated_at moves."""
+        row = self.clean(table, values)
+        row.pop("provenance", None)
+        row.pop("created_at", None)
+        row["updated_at"] = to_db_time(utc_now())
+        assignments = ", ".join(f"{column} = ?" for column in row)
+        self._conn.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", (*row.values(), row_id))
+
+    @staticmethod
+    def _stamp(row: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
+        now = to_db_time(utc_now())
+        row.setdefault("created_at", now)
+        row["updated_at"] = now
+        row["provenance"] = provenance.value
+        return row

@@ -1,0 +1,30 @@
+"""Every test runs against its own recall home: nothing touches the user's real store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recall.store import Store
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "recall-home"
+    monkeypatch.setenv("RECALL_HOME", str(home))
+    monkeypatch.delenv("RECALL_DB", raising=False)
+    monkeypatch.delenv("RECALL_MODEL_DIR", raising=False)
+    return home
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "store" / "recall.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    with Store(db_path) as opened:
+        yield opened

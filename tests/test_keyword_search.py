@@ -1,0 +1,129 @@
+"""Keyword search: any text is a valid query; filters, bias and the lifecycle shape the ranking."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from recall.models import RecordKind
+from recall.search.fts_query import build_match
+from recall.store import NewRecord, Store
+from recall.transcript import Role, Transcript, TranscriptMessage
+
+HOSTILE = [
+    "bun:sqlite", "C++", "what did we decide?", "recall-mcp", '"unbalanced', "AND", "*", "OR OR",
+    "NOT", "(", ")", "NEAR(a b)", "col:value", "^start", "a + b", "'; DROP TABLE decisions; --",
+    "\x00", "", "   ", "ünïcödé façade", "日本語の検索", "🙂", "x" * 5000, '""', "a*b*", "-", "{content}: x",
+]  # fmt: skip
+
+
+@pytest.fixture
+def filled(store: Store) -> Store:
+    store.add(NewRecord(RecordKind.DECISION, "Use bun:sqlite in the recall-mcp server, not a C++ addon", "alpha"))
+    store.add(NewRecord(RecordKind.LEARNING, "FTS5 treats a hyphen as a column filter operator", "alpha"))
+    store.add(NewRecord(RecordKind.BREADCRUMB, "migrating the sqlite schema to version two", "alpha"))
+    store.add(NewRecord(RecordKind.DECISION, "Use Postgres for the billing service", "beta"))
+    return store
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=[repr(q)[:20] for q in HOSTILE])
+def test_hostile_queries_never_raise(filled: Store, query: str) -> None:
+    hits = filled.search(query)
+    assert isinstance(hits, list)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("bun:sqlite", "Use bun:sqlite"),
+        ("C++ addon", "Use bun:sqlite"),
+        ("recall-mcp", "Use bun:sqlite"),
+        ("hyphen", "FTS5 treats"),
+        ("what did we decide about billing?", "Use Postgres"),
+    ],
+)
+def test_punctuated_queries_find_their_rows(filled: Store, query: str, expected: str) -> None:
+    hits = filled.search(query)
+    assert hits and hits[0].content.startswith(expected)
+
+
+def test_deliberate_syntax_still_works(filled: Store) -> None:
+    assert {h.content[:8] for h in filled.search("sqlite AND schema")} == {"migratin"}
+    assert {h.content[:8] for h in filled.search("sqlite NOT schema")} == {"Use bun:"}
+    assert len(filled.search("postgres OR hyphen")) == 2
+    assert {h.content[:8] for h in filled.search("migrat*")} == {"migratin"}
+    assert filled.search('"sqlite schema"')[0].kind == "breadcrumb"
+    assert filled.search('"schema sqlite"') == []
+
+
+def test_build_match_quotes_every_term() -> None:
+    assert build_match("recall-mcp") == '"recall mcp"'
+    assert build_match("what did we decide?") == '"decide"'
+    assert build_match("foo AND") == '"foo"'
+    assert build_match("NOT foo bar") == '"foo" AND "bar"'
+    assert build_match("*") is None
+
+
+def test_project_and_table_filters_are_hard(filled: Store) -> None:
+    assert {h.project for h in filled.search("use", project="beta")} == {"beta"}
+    assert filled.search("billing", project="alpha") == []
+    assert {h.kind for h in filled.search("sqlite", table=RecordKind.BREADCRUMB)} == {"breadcrumb"}
+
+
+def test_projects_with_shared_words_do_not_leak(store: Store) -> None:
+    store.add(NewRecord(RecordKind.LEARNING, "cache invalidation", "recall"))
+    store.add(NewRecord(RecordKind.LEARNING, "cache warming", "recall-memory"))
+    assert [h.project for h in store.search("cache", project="recall")] == ["recall"]
+
+
+def test_bias_boosts_without_excluding(store: Store) -> None:
+    store.add(NewRecord(RecordKind.DECISION, "deploy on fridays", "p"))
+    store.add(NewRecord(RecordKind.LEARNING, "deploy needs a warm cache and a quiet queue", "p"))
+    for n in range(6):
+        store.add(NewRecord(RecordKind.BREADCRUMB, f"unrelated filler text {n}", "p"))
+    plain = store.search("deploy", project="p")
+    biased = store.search("deploy", project="p", bias=RecordKind.LEARNING)
+    assert plain[0].kind == "decision"
+    assert biased[0].kind == "learning"
+    assert {h.kind for h in biased} == {"decision", "learning"}
+
+
+def test_expired_breadcrumbs_leave_search_but_stay_stored(store: Store) -> None:
+    past = datetime.now(UTC) - timedelta(hours=1)
+    crumb = store.add(NewRecord(RecordKind.BREADCRUMB, "halfway through the rename", "p", valid_until=past))
+    assert store.search("rename", project="p") == []
+    assert store.get(RecordKind.BREADCRUMB, crumb) is not None
+
+
+def test_superseded_decisions_rank_below_active_ones(store: Store) -> None:
+    old = store.add(NewRecord(RecordKind.DECISION, "store vectors as float32 blobs", "p"))
+    new = store.add(NewRecord(RecordKind.DECISION, "store vectors as float16 blobs", "p"))
+    store.supersede(old, by=new)
+    hits = store.search("store vectors blobs", project="p")
+    assert [h.id for h in hits] == [new, old]
+    assert hits[1].extra["status"] == "superseded"
+
+
+def test_results_carry_kind_id_project_time_preview_provenance_score(filled: Store) -> None:
+    filled.import_transcripts(
+        [Transcript("claude", "s1", (TranscriptMessage("u1", Role.USER, "sqlite " * 100),), cwd="/x/alpha")]
+    )
+    hits = filled.search("sqlite", project="alpha", limit=10)
+    message = next(h for h in hits if h.kind == "message")
+    assert message.provenance == "verbatim"
+    assert len(message.preview) <= 240 and message.preview.endswith("…")
+    assert message.content.count("sqlite") == 100
+    for hit in hits:
+        assert hit.id > 0 and hit.project == "alpha" and hit.created_at and hit.score > 0
+    assert [h.keyword_rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+def test_one_scale_across_kinds(store: Store) -> None:
+    """The same text scores the same whatever its kind: bm25 comes from one shared index."""
+    store.add(NewRecord(RecordKind.DECISION, "rotate the signing keys monthly", "p"))
+    store.add(NewRecord(RecordKind.LEARNING, "rotate the signing keys monthly", "p"))
+    store.add(NewRecord(RecordKind.BREADCRUMB, "something else entirely", "p"))
+    hits = store.search("signing keys", project="p")
+    assert len(hits) == 2
+    assert hits[0].score == pytest.approx(hits[1].score)
