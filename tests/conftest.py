@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from recall.search.embedder import FakeEmbedder
 from recall.store import Store
 
 
@@ -26,5 +27,6 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(db_path: Path) -> Iterator[Store]:
-    with Store(db_path) as opened:
+    """A store on a real file with the fast fake embedder; tests about meaning use the real model."""
+    with Store(db_path, embedder=FakeEmbedder()) as opened:
         yield opened

@@ -46,11 +46,14 @@ def cli(ctx: click.Context, db_path: str | None) -> None:
 
 
 def _register() -> None:
-    from recall.cli import records, scrub_cmd, search_cmd, stats_cmd
+    """Every ``recall/cli/*_cmd.py`` module contributes its ``COMMANDS``; adding one needs no edit here."""
+    import pkgutil
+    from importlib import import_module
 
-    for module in (records, search_cmd, stats_cmd, scrub_cmd):
-        for command in module.COMMANDS:
-            cli.add_command(command)
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.endswith("_cmd"):
+            for command in import_module(f"{__name__}.{info.name}").COMMANDS:
+                cli.add_command(command)
 
 
 _register()

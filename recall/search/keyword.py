@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from recall.models import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, RecordKind
+from recall.models import KIND_BY_CODE, TABLE_NAMES, RecordKind
 from recall.search.fts_query import build_match, scope_filter
 from recall.store.writer import to_db_time, utc_now
 
@@ -36,7 +36,7 @@ _COLUMNS: dict[RecordKind, str] = {
 
 @dataclass(slots=True)
 class Hit:
-    """One search result. ``score`` is keyword relevance (higher is better); ``extra`` is per kind."""
+    """One search result; ``score`` orders results (0-1 in semantic and hybrid modes), ``extra`` is per kind."""
 
     kind: str
     id: int
@@ -47,6 +47,8 @@ class Hit:
     content: str
     score: float
     keyword_rank: int | None = None
+    keyword_score: float | None = None  # raw bm25 relevance (higher is better), when keyword search found it
+    cosine: float | None = None  # similarity to the query, when semantic search found it
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,25 +65,43 @@ def keyword_search(
     limit: int = 10,
 ) -> list[Hit]:
     """Rank rows matching ``query``; any text is a valid query and returns hits or none."""
-    match = build_match(query)
-    if match is None or limit <= 0:
+    if limit <= 0:
         return []
     depth = max(limit * 3, 30)
-    scored = _ranked_rowids(conn, match, table.value if table else None, project, depth)
+    scored = keyword_candidates(conn, query, project=project, table=table, depth=depth)
     if bias is not None and table is None:
-        for rowid, score in _ranked_rowids(conn, match, bias.value, project, depth).items():
+        for rowid, score in keyword_candidates(conn, query, project=project, table=bias, depth=depth).items():
             scored.setdefault(rowid, score)
-    hits = _materialise(conn, scored)
+    hits = materialise(conn, scored)
+    for hit in hits:
+        hit.keyword_score = hit.score
+    hits = rank(hits, bias=bias, limit=limit)
+    for position, hit in enumerate(hits, start=1):
+        hit.keyword_rank = position
+    return hits
+
+
+def keyword_candidates(
+    conn: sqlite3.Connection, query: str, *, project: str | None, table: RecordKind | None, depth: int
+) -> dict[int, float]:
+    """Index rowid (``id * 8 + kind code``) → bm25 relevance (higher is better) for the best ``depth``."""
+    match = build_match(query)
+    if match is None:
+        return {}
+    return _ranked_rowids(conn, match, table.value if table else None, project, depth)
+
+
+def rank(hits: list[Hit], *, bias: RecordKind | None, limit: int, cap: float | None = None) -> list[Hit]:
+    """Apply what the index cannot know (lifecycle, bias), then order and cut."""
     for hit in hits:
         if bias is not None and hit.kind == bias.value:
             hit.score *= BIAS_BOOST
         if hit.kind == RecordKind.DECISION.value and hit.extra.get("status") != "active":
             hit.score *= INACTIVE_DECISION_FACTOR
+        if cap is not None:
+            hit.score = min(cap, hit.score)
     hits.sort(key=lambda h: (-h.score, h.kind, h.id))
-    hits = hits[:limit]
-    for rank, hit in enumerate(hits, start=1):
-        hit.keyword_rank = rank
-    return hits
+    return hits[:limit]
 
 
 def _ranked_rowids(
@@ -101,7 +121,7 @@ def _ranked_rowids(
     return {rowid: -rank for rowid, rank in rows}
 
 
-def _materialise(conn: sqlite3.Connection, scored: dict[int, float]) -> list[Hit]:
+def materialise(conn: sqlite3.Connection, scored: dict[int, float]) -> list[Hit]:
     by_kind: dict[RecordKind, dict[int, float]] = {}
     for rowid, score in scored.items():
         kind = KIND_BY_CODE.get(rowid % 8)
@@ -142,7 +162,3 @@ def _hit(kind: RecordKind, data: dict[str, Any], score: float) -> Hit:
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def kind_code(kind: RecordKind) -> int:
-    return KIND_CODES[kind]

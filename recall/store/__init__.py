@@ -9,6 +9,7 @@ transactions through ``Writer``, which scrubs every text and stamps provenance.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -33,21 +34,30 @@ from recall.store.records import NewRecord, RecordChanges, change_values, normal
 from recall.store.writer import Writer, to_db_time, utc_now
 
 if TYPE_CHECKING:
+    from recall.search.embedder import Embedder
     from recall.search.keyword import Hit
-    from recall.store.transcripts import BatchOutcome
+    from recall.store.transcripts import BatchOutcome, SourceStamp
+    from recall.summary import SummaryDraft
     from recall.transcript import Transcript
 
 __all__ = ["NewRecord", "RecordChanges", "Store"]
+
+log = logging.getLogger(__name__)
 
 
 class Store:
     """One open recall database."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, embedder: Embedder | None = None, embed_on_write: bool = True
+    ) -> None:
         self.path = default_db_path(path)
+        self._embedder = embedder
+        self.embed_on_write = embed_on_write
         self._conn = connect(self.path)
         self._lock = threading.RLock()
         self._writer = Writer(self._conn)
+        self.cache: dict[str, Any] = {}  # per-process derived state, e.g. in-memory vector indexes
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -60,6 +70,27 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder given at open, else the process-wide default (its model loads on first use)."""
+        if self._embedder is None:
+            from recall.search.embedder import get_embedder
+
+            self._embedder = get_embedder()
+        return self._embedder
+
+    def embed_written(self, kind: RecordKind, row_id: int) -> None:
+        """Embed a row just written. The write already committed; a missing model only leaves it pending."""
+        if not self.embed_on_write:
+            return
+        from recall.errors import ModelUnavailable
+        from recall.search.semantic import embed_one
+
+        try:
+            embed_one(self, self.embedder, kind, row_id)
+        except ModelUnavailable as exc:
+            log.warning("%s %s stays pending for embedding: %s", kind.value, row_id, exc)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -96,7 +127,9 @@ class Store:
             raise InvalidInput(f"{new.kind.value} records cannot be added directly")
         values = record_values(new)
         with self.transaction() as writer:
-            return writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
+            row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
+        self.embed_written(new.kind, row_id)
+        return row_id
 
     def get(self, kind: RecordKind, row_id: int) -> dict[str, Any] | None:
         """The row as JSON-ready data, with its kind; ``None`` when there is no such row."""
@@ -120,6 +153,7 @@ class Store:
         with self.transaction() as writer:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
+        self.embed_written(kind, row_id)
         return self.require(kind, row_id)
 
     def forget(self, kind: RecordKind, row_id: int) -> bool:
@@ -164,12 +198,68 @@ class Store:
     # -- transcripts ---------------------------------------------------------------------------
 
     def import_transcripts(
-        self, transcripts: Iterable[Transcript], *, project: str | None = None, expect_host: str | None = None
+        self,
+        transcripts: Iterable[Transcript],
+        *,
+        project: str | None = None,
+        expect_host: str | None = None,
+        source: SourceStamp | None = None,
+        dry_run: bool = False,
     ) -> BatchOutcome:
         """Store sessions and messages verbatim, in one transaction (recall.store.transcripts)."""
         from recall.store.transcripts import import_transcripts
 
-        return import_transcripts(self, transcripts, project=project, expect_host=expect_host)
+        return import_transcripts(
+            self, transcripts, project=project, expect_host=expect_host, source=source, dry_run=dry_run
+        )
+
+    def known_source(self, host: str, path: str) -> tuple[int, int] | None:
+        """(size, mtime_ns) recorded when ``path`` was last imported, if ever."""
+        with self.reading() as conn:
+            row = conn.execute(
+                "SELECT size, mtime_ns FROM source_files WHERE host = ? AND path = ?", (host, path)
+            ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def write_summary(self, session_id: int, draft: SummaryDraft, *, importance: int = 5) -> int:
+        """Store (or refresh) the one summary of a session; recall composed it, so it is derived."""
+        with self.transaction() as writer:
+            session = self._conn.execute(
+                "SELECT project FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if session is None:
+                raise NotFound(f"no session with id {session_id}")
+            values = {
+                "title": draft.title,
+                "content": draft.content,
+                "meta": draft.meta,
+                "importance": importance,
+            }
+            existing = self._conn.execute(
+                "SELECT id, title, content FROM session_summaries WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if existing is not None and (existing["title"], existing["content"]) == (draft.title, draft.content):
+                return int(existing["id"])
+            if existing is None:
+                summary_id = writer.insert(
+                    "session_summaries",
+                    {"project": session["project"], "session_id": session_id, **values},
+                    Provenance.DERIVED,
+                )
+            else:
+                summary_id = int(existing[0])
+                writer.update("session_summaries", summary_id, values)
+        self.embed_written(RecordKind.SESSION_SUMMARY, summary_id)
+        return summary_id
+
+    def session_messages(self, session_id: int) -> list[dict[str, Any]]:
+        with self.reading() as conn:
+            rows = conn.execute(
+                "SELECT id, role, origin, kind, tool_name, content, timestamp FROM messages "
+                "WHERE session_id = ? ORDER BY ordinal",
+                (session_id,),
+            ).fetchall()
+        return [dict(row) for row in rows]
 
     # -- reads -----------------------------------------------------------------------------------
 

@@ -120,6 +120,17 @@ def parse_when(value: str | datetime | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def since_time(value: str | None) -> datetime | None:
+    """A lower time bound: an ISO date, or a span back from now (``7d`` = seven days ago)."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    units = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+    if text[-1:].lower() in units and text[:-1].isdigit():
+        return datetime.now(UTC) - timedelta(**{units[text[-1].lower()]: int(text[:-1])})
+    return parse_when(text)
+
+
 def record_values(new: NewRecord) -> dict[str, Any]:
     """The column values for a new record, validated."""
     values: dict[str, Any] = {

@@ -63,21 +63,49 @@ def message_hash(message: TranscriptMessage) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class SourceStamp:
+    """The file a batch came from, remembered with the batch so a crash cannot desynchronise them."""
+
+    host: str
+    path: str
+    size: int
+    mtime_ns: int
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction to roll back a dry run after counting."""
+
+
 def import_transcripts(
     store: Store,
     transcripts: Iterable[Transcript],
     *,
     project: str | None = None,
     expect_host: str | None = None,
+    source: SourceStamp | None = None,
+    dry_run: bool = False,
 ) -> BatchOutcome:
-    """Write transcripts in ONE transaction: a source file lands whole or not at all."""
+    """Write transcripts in ONE transaction: a source file lands whole or not at all.
+
+    A dry run does the same work and rolls it back, so its counts are exactly what a real run writes.
+    """
     outcome = BatchOutcome()
     items = list(transcripts)
-    with store.transaction() as writer:
-        for transcript in items:
-            outcome.sessions.append(_write_one(store, writer, transcript, project, expect_host))
-        _link_parents(store)
-        outcome.redactions.update(writer.redactions)
+    try:
+        with store.transaction() as writer:
+            for transcript in items:
+                outcome.sessions.append(_write_one(store, writer, transcript, project, expect_host))
+            _link_parents(store)
+            outcome.redactions.update(writer.redactions)
+            if source is not None:
+                writer.remember_source(
+                    source.host, source.path, source.size, source.mtime_ns, len(items), outcome.added
+                )
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
     return outcome
 
 

@@ -108,6 +108,41 @@ class Writer:
         assignments = ", ".join(f"{column} = ?" for column in row)
         self._conn.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", (*row.values(), row_id))
 
+    def remember_source(
+        self, host: str, path: str, size: int, mtime_ns: int, sessions: int, messages: int
+    ) -> None:
+        """Note a source file as imported at this size and mtime (no free text: nothing to scrub)."""
+        self._conn.execute(
+            "INSERT INTO source_files (host, path, size, mtime_ns, imported_at, sessions, messages) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (host, path) DO UPDATE SET size = excluded.size, "
+            "mtime_ns = excluded.mtime_ns, imported_at = excluded.imported_at, "
+            "sessions = source_files.sessions + excluded.sessions, "
+            "messages = source_files.messages + excluded.messages",
+            (host, path, size, mtime_ns, to_db_time(utc_now()), sessions, messages),
+        )
+
+    def register_model(self, model_id: str, model_hash: str, dim: int) -> int:
+        """The key under which vectors of exactly this model file are stored."""
+        self._conn.execute(
+            "INSERT OR IGNORE INTO embedding_models (model_id, model_hash, dim, created_at) VALUES (?, ?, ?, ?)",
+            (model_id, model_hash, dim, to_db_time(utc_now())),
+        )
+        row = self._conn.execute(
+            "SELECT id FROM embedding_models WHERE model_id = ? AND model_hash = ?", (model_id, model_hash)
+        ).fetchone()
+        return int(row[0])
+
+    def store_vectors(self, model_key: int, rows: Sequence[tuple[int, int, str, str, float, bytes]]) -> None:
+        """Vectors are numbers, not text: nothing to scrub. Rows: (kind code, id, project, hash, scale, blob)."""
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO embeddings (model_key, kind_code, row_id, project, content_hash, scale, vector) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(model_key, *row) for row in rows],
+        )
+
+    def drop_vectors(self) -> int:
+        return self._conn.execute("DELETE FROM embeddings").rowcount
+
     @staticmethod
     def _stamp(row: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
         now = to_db_time(utc_now())

@@ -1,0 +1,188 @@
+"""`recall import` and `recall dump`: getting transcripts in."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from recall.cli.context import AppContext, emit_json, json_option, pass_app
+
+_HOSTS = ("claude", "cursor", "codex", "all")
+
+
+@click.command(name="import")
+@click.option(
+    "--host", type=click.Choice(_HOSTS), default="all", show_default=True, help="Which agent's transcripts."
+)
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A transcript file or folder instead of the default locations (repeatable).",
+)
+@click.option("--since", help="Only sessions active since this date (2026-11-01, or a span like 7d).")
+@click.option("--project", help="File every imported session under this project.")
+@click.option("--dry-run", is_flag=True, help="Count what would be imported; write nothing.")
+@click.option("--force", is_flag=True, help="Re-read files even when their size and time are unchanged.")
+@click.option("--tool-text-cap", type=click.IntRange(100, 1_000_000), default=2000, show_default=True)
+@click.option("--thinking", is_flag=True, help="Keep the model's thinking text too.")
+@click.option("--demo", is_flag=True, help="Import the bundled demo sessions (project demo-shop).")
+@click.option("--demo-if-empty", is_flag=True, help="Import the demo sessions when no transcripts are found.")
+@json_option
+@pass_app
+def import_(
+    app: AppContext,
+    host: str,
+    paths: tuple[Path, ...],
+    since: str | None,
+    project: str | None,
+    dry_run: bool,
+    force: bool,
+    tool_text_cap: int,
+    thinking: bool,
+    demo: bool,
+    demo_if_empty: bool,
+    as_json: bool,
+) -> None:
+    """Import Claude Code, Cursor and Codex sessions; only what is new since the last run."""
+    from adapters import HOSTS, get_adapter
+    from adapters.base import ReadOptions
+    from recall.ingest import run_import
+    from recall.store.records import since_time
+
+    adapters = [get_adapter(name) for name in (HOSTS if host == "all" else [host])]
+    show_bar = not as_json and sys.stderr.isatty()
+    bar: Any = None
+
+    def progress(done: int, total: int, path: str) -> None:
+        nonlocal bar
+        if not show_bar or total == 0:
+            return
+        if bar is None:
+            bar = click.progressbar(length=total, label="importing", file=sys.stderr, show_pos=True)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+        if done >= total:
+            bar.__exit__(None, None, None)
+
+    def run(chosen: list[Any], chosen_paths: list[Path] | None) -> Any:
+        return run_import(
+            app.store,
+            chosen,
+            paths=chosen_paths,
+            since=since_time(since),
+            project=project,
+            dry_run=dry_run,
+            force=force,
+            options=ReadOptions(tool_text_cap=tool_text_cap, include_thinking=thinking),
+            progress=progress,
+        )
+
+    from recall.demo import demo_dir
+
+    demo_args = ([get_adapter("claude")], [demo_dir()])
+    summary = run(*demo_args) if demo else run(adapters, list(paths) or None)
+    if not demo and demo_if_empty and summary.files_seen == 0:
+        if not as_json:
+            click.echo("no transcripts found on this machine; importing the bundled demo sessions", err=True)
+        summary = run(*demo_args)
+    if as_json:
+        emit_json(summary.to_dict())
+        return
+    print_import_summary(summary.to_dict())
+
+
+def print_import_summary(data: dict[str, Any]) -> None:
+    files, sessions, messages = data["files"], data["sessions"], data["messages"]
+    prefix = "dry run: would import" if data["dry_run"] else "imported"
+    click.echo(
+        f"{prefix} {sessions['new']} new and {sessions['updated']} updated sessions, "
+        f"{messages['added']:,} messages ({messages['updated']} updated)"
+    )
+    click.echo(
+        f"files: {files['seen']} found, {files['read']} read, {files['unchanged']} unchanged, {files['failed']} failed"
+    )
+    if data["skipped"]:
+        click.echo("skipped: " + ", ".join(f"{reason} {count}" for reason, count in data["skipped"].items()))
+    if data["redactions"]:
+        click.echo(
+            "secrets redacted: " + ", ".join(f"{kind} {count}" for kind, count in data["redactions"].items())
+        )
+    for error in data["errors"][:5]:
+        click.echo(f"  ! {error}", err=True)
+    if files["seen"] == 0:
+        click.echo(
+            "no transcripts found; try --path, or `recall doctor` to see where recall looked", err=True
+        )
+
+
+@click.command()
+@click.option("--title", help="What the session was about (default: its first request).")
+@click.option("--project", help="Project name (default: from the current git repository).")
+@click.option("--session-id", help="The host's session id (or an id for explicit messages).")
+@click.option(
+    "--source", type=click.Choice(["claude", "cursor", "codex", "mcp"]), default="mcp", show_default=True
+)
+@click.option(
+    "--path",
+    type=click.Path(path_type=Path),
+    help="The host transcript to read (e.g. a hook's transcript_path).",
+)
+@click.option(
+    "--messages-file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    help='JSON list of {"role", "content", "timestamp"?}; "-" or no file reads stdin (with --source mcp).',
+)
+@json_option
+@pass_app
+def dump(
+    app: AppContext,
+    title: str | None,
+    project: str | None,
+    session_id: str | None,
+    source: str,
+    path: Path | None,
+    messages_file: Any,
+    as_json: bool,
+) -> None:
+    """Store the session that just ended, and write its summary."""
+    from recall.dump import dump_session
+    from recall.errors import InvalidInput
+
+    messages = None
+    if source == "mcp":
+        stream = messages_file or sys.stdin
+        try:
+            messages = json.loads(stream.read() or "null")
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"the messages are not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        if isinstance(messages, dict):
+            messages = messages.get("messages")
+        if not isinstance(messages, list):
+            raise InvalidInput('give a JSON list of messages: [{"role": "user", "content": "..."}]')
+    result = dump_session(
+        app.store,
+        title=title,
+        source=source,
+        project=project,
+        session_id=session_id,
+        path=path,
+        messages=messages,
+    )
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    click.echo(
+        f"dumped session {result.external_id} (#{result.session_id}, project {result.project}): "
+        f"{result.messages_added} new messages, summary #{result.summary_id}"
+    )
+    if result.redactions:
+        click.echo("secrets redacted: " + ", ".join(f"{k} {v}" for k, v in result.redactions.items()))
+
+
+COMMANDS = [import_, dump]

@@ -1,0 +1,213 @@
+"""`recall dump`: store the session that just ended, and a summary of it.
+
+With a host source the host's own transcript is read natively (the file a hook names, or the newest
+session of the current project); with ``mcp`` the caller's explicit ``{role, content, timestamp?}``
+messages are stored. Both go through the same import path, so dumping a session that an import
+already holds adds only what is missing, and a session held under another host is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall.errors import InvalidInput, NotFound
+from recall.ingest import ImportSummary, import_transcripts_now
+from recall.project import resolve_project
+from recall.summary import build_summary
+from recall.transcript import Origin, ParseReport, Role, Transcript, TranscriptMessage
+
+if TYPE_CHECKING:
+    from recall.store import Store
+
+HOST_SOURCES = ("claude", "cursor", "codex")
+SOURCES = (*HOST_SOURCES, "mcp")
+MAX_EXPLICIT_MESSAGES = 5_000
+NEWEST_FILES_TO_TRY = 40
+
+
+@dataclass(slots=True)
+class DumpResult:
+    session_id: int
+    external_id: str
+    project: str
+    summary_id: int
+    messages_added: int
+    sessions: int
+    redactions: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "external_id": self.external_id,
+            "project": self.project,
+            "summary_id": self.summary_id,
+            "messages_added": self.messages_added,
+            "sessions": self.sessions,
+            "redactions": self.redactions,
+            "skipped": self.skipped,
+        }
+
+
+def dump_session(
+    store: Store,
+    *,
+    title: str | None,
+    source: str = "mcp",
+    project: str | None = None,
+    session_id: str | None = None,
+    path: Path | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
+    cwd: str | None = None,
+) -> DumpResult:
+    if source not in SOURCES:
+        raise InvalidInput(f"unknown source {source!r}; use one of: {', '.join(SOURCES)}")
+    cwd = cwd or os.getcwd()
+    report = ParseReport()
+    if source == "mcp":
+        if not messages:
+            raise InvalidInput("give the session's messages: a JSON list of {role, content, timestamp?}")
+        transcripts = [explicit_transcript(messages, session_id=session_id, cwd=cwd, title=title)]
+    else:
+        if messages:
+            raise InvalidInput(
+                f"--source {source} reads the host's transcript; explicit messages need --source mcp"
+            )
+        transcripts = _host_transcripts(source, path, session_id, project or resolve_project(cwd), report)
+    main = _main_transcript(transcripts, session_id)
+    summary = ImportSummary()
+    import_transcripts_now(store, transcripts, project=project, expect_host=main.host, summary=summary)
+    row = store.connection.execute(
+        "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
+        (main.host, main.external_id),
+    ).fetchone()
+    session_title = title or row["title"] or _title_from(store.session_messages(row["id"]))
+    draft = build_summary(session_title, store.session_messages(row["id"]))
+    summary_id = store.write_summary(row["id"], draft)
+    return DumpResult(
+        session_id=row["id"],
+        external_id=main.external_id,
+        project=row["project"],
+        summary_id=summary_id,
+        messages_added=summary.messages_added,
+        sessions=len(transcripts),
+        redactions=dict(summary.redactions),
+        skipped=dict(report.skipped),
+    )
+
+
+def explicit_transcript(
+    messages: Sequence[dict[str, Any]], *, session_id: str | None, cwd: str, title: str | None
+) -> Transcript:
+    """Turn caller-supplied messages into a transcript whose keys survive a re-dump with more messages."""
+    if len(messages) > MAX_EXPLICIT_MESSAGES:
+        raise InvalidInput(
+            f"{len(messages):,} messages is more than one dump takes ({MAX_EXPLICIT_MESSAGES:,})"
+        )
+    parsed: list[TranscriptMessage] = []
+    for index, raw in enumerate(messages):
+        if not isinstance(raw, dict):
+            raise InvalidInput(f"message {index} is not an object with role and content")
+        role_text = str(raw.get("role", "")).strip().lower()
+        try:
+            role = Role(role_text)
+        except ValueError:
+            raise InvalidInput(
+                f"message {index}: role must be user, assistant, system or tool, not {role_text!r}"
+            ) from None
+        content = raw.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise InvalidInput(f"message {index}: content must be non-empty text")
+        timestamp = _parse_time(raw.get("timestamp"), index)
+        digest = hashlib.blake2b(
+            f"{role}\x1f{timestamp}\x1f{content}".encode(errors="replace"), digest_size=12
+        )
+        origin = {Role.USER: Origin.HUMAN, Role.ASSISTANT: Origin.AGENT, Role.TOOL: Origin.TOOL}.get(
+            role, Origin.INJECTED
+        )
+        parsed.append(TranscriptMessage(digest.hexdigest(), role, content, timestamp, origin))
+    times = [m.timestamp for m in parsed if m.timestamp]
+    return Transcript(
+        host="mcp",
+        external_id=session_id or f"dump-{uuid.uuid4()}",
+        messages=tuple(parsed),
+        cwd=cwd,
+        title=title,
+        started_at=min(times) if times else datetime.now(UTC),
+        ended_at=max(times) if times else datetime.now(UTC),
+    )
+
+
+def _host_transcripts(
+    host: str, path: Path | None, session_id: str | None, project: str, report: ParseReport
+) -> list[Transcript]:
+    from adapters import get_adapter
+    from adapters.base import ReadOptions
+
+    adapter = get_adapter(host)
+    options = ReadOptions()
+    if path is not None:
+        if not path.exists():
+            raise InvalidInput(f"no transcript at {path}")
+        transcripts = list(adapter.read(path, options, report))
+        if not transcripts:
+            raise NotFound(f"{path} holds no {host} session (skipped: {dict(report.skipped) or 'nothing'})")
+        return transcripts
+    candidates = sorted(adapter.discover(None), key=_mtime, reverse=True)[:NEWEST_FILES_TO_TRY]
+    for candidate in candidates:
+        transcripts = list(adapter.read(candidate, options, ParseReport()))
+        wanted = [
+            t for t in transcripts
+            if (session_id and t.external_id == session_id)
+            or (not session_id and resolve_project(t.cwd) == project)
+        ]  # fmt: skip
+        if wanted:
+            return transcripts
+    target = f"session {session_id}" if session_id else f"project {project!r}"
+    raise NotFound(
+        f"no recent {host} transcript for {target}; pass the transcript file with --path "
+        f"(a hook's transcript_path) or check `recall doctor`"
+    )
+
+
+def _main_transcript(transcripts: Sequence[Transcript], session_id: str | None) -> Transcript:
+    if session_id:
+        for transcript in transcripts:
+            if transcript.external_id == session_id:
+                return transcript
+    roots = [t for t in transcripts if t.parent_external_id is None] or list(transcripts)
+    return roots[0]
+
+
+def _title_from(messages: Sequence[dict[str, Any]]) -> str:
+    for message in messages:
+        if message["role"] == "user" and message["origin"] == "human" and message["content"].strip():
+            words = " ".join(message["content"].split())
+            return words[:80] + ("…" if len(words) > 80 else "")
+    return "untitled session"
+
+
+def _parse_time(value: Any, index: int) -> datetime | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise InvalidInput(f"message {index}: cannot read timestamp {value!r}; use ISO 8601") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,201 @@
+"""What gets embedded, when, and how a query finds it by meaning.
+
+Embedded: every decision, learning, breadcrumb and session summary on write, and the text messages
+people and agents wrote (tool output, injected context and thinking are left to keyword search:
+they are long, noisy and would cost most of the embedding time). A message is embedded together
+with the turn before it: the window measured better than single turns on LoCoMo (bench/locomo.py).
+
+Vectors record the model key (model id + file hash); only vectors of the current model are ever
+searched, and `recall embed --rebuild` re-embeds after a model change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from recall.models import KIND_BY_CODE, KIND_CODES, RecordKind
+
+if TYPE_CHECKING:
+    from recall.search.embedder import Embedder
+    from recall.search.vectors import VectorIndex
+    from recall.store import Store
+
+log = logging.getLogger(__name__)
+
+EMBED_ORIGINS = ("human", "agent", "compaction")
+WINDOW_PREVIOUS_CHARS = 600
+BATCH_ROWS = 256
+
+Progress = Callable[[int, int], None]
+
+_RECORD_TEXT: dict[RecordKind, str] = {
+    RecordKind.DECISION: "SELECT id, project, content || coalesce(char(10) || detail, '') AS text FROM decisions",
+    RecordKind.LEARNING: "SELECT id, project, content || coalesce(char(10) || detail, '') AS text FROM learnings",
+    RecordKind.BREADCRUMB: "SELECT id, project, content || coalesce(char(10) || detail, '') AS text FROM breadcrumbs",
+    RecordKind.SESSION_SUMMARY: "SELECT id, project, title || char(10) || content AS text FROM session_summaries",
+}
+_MESSAGES = f"""
+SELECT m.id, m.project,
+       coalesce((SELECT substr(p.content, 1, {WINDOW_PREVIOUS_CHARS}) FROM messages p
+                 WHERE p.session_id = m.session_id AND p.ordinal < m.ordinal AND p.kind = 'text'
+                   AND p.origin IN ('human', 'agent')
+                 ORDER BY p.ordinal DESC LIMIT 1) || char(10), '') || m.content AS text
+FROM messages m
+WHERE m.kind = 'text' AND m.origin IN ('human', 'agent', 'compaction')
+"""
+
+
+@dataclass(slots=True)
+class EmbedReport:
+    embedded: int = 0
+    pending: int = 0
+    seconds: float = 0.0
+    model_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"embedded": self.embedded, "pending": self.pending, "seconds": round(self.seconds, 2),
+                "model": self.model_id}  # fmt: skip
+
+
+def model_key(store: Store, embedder: Embedder) -> int:
+    with store.transaction() as writer:
+        return writer.register_model(embedder.model_id, embedder.model_hash, embedder.dim)
+
+
+def _pending_sql(kind: RecordKind, project: str | None, limit: int | None) -> str:
+    base = _MESSAGES if kind is RecordKind.MESSAGE else _RECORD_TEXT[kind]
+    alias = "m." if kind is RecordKind.MESSAGE else ""
+    joiner = " AND " if kind is RecordKind.MESSAGE else " WHERE "
+    clause = (
+        f"NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_key = :key AND e.kind_code = {KIND_CODES[kind]} "
+        f"AND e.row_id = {alias}id)"
+    )
+    if project is not None:
+        clause += f" AND {alias}project = :project"
+    sql = f"{base}{joiner}{clause} ORDER BY {alias}id"
+    return sql + (f" LIMIT {int(limit)}" if limit else "")
+
+
+def count_pending(store: Store, key: int, project: str | None = None) -> dict[str, int]:
+    out = {}
+    with store.reading() as conn:
+        for kind in RecordKind:
+            sql = f"SELECT count(*) FROM ({_pending_sql(kind, project, None)})"
+            out[kind.value] = conn.execute(sql, {"key": key, "project": project}).fetchone()[0]
+    return out
+
+
+def count_embedded(store: Store, key: int) -> dict[str, int]:
+    with store.reading() as conn:
+        rows = conn.execute(
+            "SELECT kind_code, count(*) FROM embeddings WHERE model_key = ? GROUP BY kind_code", (key,)
+        ).fetchall()
+    counts = {kind.value: 0 for kind in RecordKind}
+    counts.update({KIND_BY_CODE[code].value: n for code, n in rows})
+    return counts
+
+
+def embed_pending(
+    store: Store,
+    embedder: Embedder,
+    *,
+    project: str | None = None,
+    kinds: Iterable[RecordKind] = tuple(RecordKind),
+    budget_seconds: float | None = None,
+    progress: Progress | None = None,
+) -> EmbedReport:
+    """Embed what has no vector yet, in batches, each committed on its own (so it is resumable)."""
+    started = time.perf_counter()
+    key = model_key(store, embedder)
+    report = EmbedReport(model_id=embedder.model_id)
+    total = sum(count_pending(store, key, project).get(k.value, 0) for k in kinds)
+    for kind in kinds:
+        while True:
+            if budget_seconds is not None and time.perf_counter() - started > budget_seconds:
+                report.pending = total - report.embedded
+                report.seconds = time.perf_counter() - started
+                return report
+            with store.reading() as conn:
+                rows = conn.execute(
+                    _pending_sql(kind, project, BATCH_ROWS), {"key": key, "project": project}
+                ).fetchall()
+            if not rows:
+                break
+            _embed_rows(store, embedder, key, kind, rows)
+            report.embedded += len(rows)
+            if progress:
+                progress(report.embedded, total)
+    report.pending = max(0, total - report.embedded)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def embed_one(store: Store, embedder: Embedder, kind: RecordKind, row_id: int) -> None:
+    """Embed a record just written (on write, not in a batch job)."""
+    key = model_key(store, embedder)
+    base = _MESSAGES + " AND m.id = :id" if kind is RecordKind.MESSAGE else _RECORD_TEXT[kind] + " WHERE id = :id"
+    with store.reading() as conn:
+        rows = conn.execute(base, {"id": row_id}).fetchall()
+    if rows:
+        _embed_rows(store, embedder, key, kind, rows)
+
+
+def _embed_rows(store: Store, embedder: Embedder, key: int, kind: RecordKind, rows: list[Any]) -> None:
+    from recall.search.vectors import quantize
+
+    texts = [row["text"] for row in rows]
+    matrix = embedder.embed_documents(texts)
+    quantized, scales = quantize(matrix)
+    code = KIND_CODES[kind]
+    payload = [
+        (code, row["id"], row["project"], _text_hash(text), float(scale), vector.tobytes())
+        for row, text, scale, vector in zip(rows, texts, scales, quantized, strict=True)
+    ]
+    with store.transaction() as writer:
+        writer.store_vectors(key, payload)
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=8).hexdigest()
+
+
+def drop_vectors(store: Store) -> int:
+    """Forget every stored vector (all models), before a rebuild."""
+    with store.transaction() as writer:
+        return writer.drop_vectors()
+
+
+def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
+    """The store's in-memory index for this embedder, brought up to date."""
+    from recall.search.vectors import VectorIndex
+
+    key = model_key(store, embedder)
+    cache: dict[int, VectorIndex] = store.cache.setdefault("vector_indexes", {})
+    index = cache.get(key)
+    if index is None:
+        index = cache[key] = VectorIndex(key, embedder.dim)
+    with store.reading() as conn:
+        index.refresh(conn)
+    return index
+
+
+def semantic_candidates(
+    store: Store,
+    embedder: Embedder,
+    query: str,
+    *,
+    project: str | None,
+    table: RecordKind | None,
+    depth: int,
+) -> tuple[dict[int, float], Any, VectorIndex]:
+    """FTS-style rowid (id * 8 + code) → cosine for the nearest rows, plus the query vector and index."""
+    index = vector_index(store, embedder)
+    vector = embedder.embed_query(query)
+    kinds = [KIND_CODES[table]] if table else None
+    found = index.search(vector, k=depth, project=project, kinds=kinds)
+    return {row_id * 8 + code: cosine for code, row_id, cosine in found}, vector, index
