@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.ingest import ImportSummary, import_transcripts_now
+from recall.ingest import ImportSummary, first_request_title, import_transcripts_now
 from recall.project import resolve_project
 from recall.summary import build_summary
 from recall.transcript import Origin, ParseReport, Role, Transcript, TranscriptMessage
@@ -88,8 +88,8 @@ def dump_session(
         "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
         (main.host, main.external_id),
     ).fetchone()
-    session_title = title or row["title"] or _title_from(store.session_messages(row["id"]))
-    draft = build_summary(session_title, store.session_messages(row["id"]))
+    messages_stored = store.session_messages(row["id"])
+    draft = build_summary(title or row["title"] or first_request_title(messages_stored), messages_stored)
     summary_id = store.write_summary(row["id"], draft)
     return DumpResult(
         session_id=row["id"],
@@ -184,14 +184,6 @@ def _main_transcript(transcripts: Sequence[Transcript], session_id: str | None) 
                 return transcript
     roots = [t for t in transcripts if t.parent_external_id is None] or list(transcripts)
     return roots[0]
-
-
-def _title_from(messages: Sequence[dict[str, Any]]) -> str:
-    for message in messages:
-        if message["role"] == "user" and message["origin"] == "human" and message["content"].strip():
-            words = " ".join(message["content"].split())
-            return words[:80] + ("…" if len(words) > 80 else "")
-    return "untitled session"
 
 
 def _parse_time(value: Any, index: int) -> datetime | None:

@@ -45,6 +45,8 @@ class ImportSummary:
     redactions: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     session_ids: list[int] = field(default_factory=list)
+    changed_sessions: list[int] = field(default_factory=list)
+    summaries: int = 0
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
 
@@ -58,6 +60,7 @@ class ImportSummary:
             },
             "sessions": {"new": self.sessions_new, "updated": self.sessions_updated},
             "messages": {"added": self.messages_added, "updated": self.messages_updated},
+            "summaries": self.summaries,
             "lines_read": self.lines_read,
             "skipped": dict(self.skipped.most_common()),
             "redactions": dict(self.redactions.most_common()),
@@ -116,13 +119,13 @@ def run_import(
             progress(done, len(sources), str(path))
         summary.files_seen += 1
         try:
-            stat = path.stat()
+            size, mtime_ns = file_signature(path)
         except OSError as exc:
             summary.files_failed += 1
             summary.errors.append(f"{path}: {exc.strerror or exc}")
             continue
         key = str(path.resolve())
-        if not force and store.known_source(adapter.name, key) == (stat.st_size, stat.st_mtime_ns):
+        if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
             summary.files_unchanged += 1
             continue
         report = ParseReport()
@@ -140,15 +143,46 @@ def run_import(
         outcome = store.import_transcripts(
             transcripts,
             project=project,
-            source=SourceStamp(adapter.name, key, stat.st_size, stat.st_mtime_ns),
+            source=SourceStamp(adapter.name, key, size, mtime_ns),
             dry_run=dry_run,
         )
         _add(summary, outcome)
     if progress:
         progress(len(sources), len(sources), "")
+    if not dry_run:
+        summary.summaries = summarise_sessions(store, summary.changed_sessions)
     if embed_budget_seconds > 0 and not dry_run and summary.messages_added:
         summary.embedding = _embed_within(store, embed_budget_seconds)
     return summary
+
+
+def summarise_sessions(store: Store, session_ids: Iterable[int]) -> int:
+    """Write or refresh the derived summary of each top-level session that gained messages."""
+    from recall.summary import build_summary
+
+    written = 0
+    for session_id in dict.fromkeys(session_ids):
+        row = store.connection.execute(
+            "SELECT title, parent_external_id FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None or row["parent_external_id"]:
+            continue  # subagents and forks are summarised through their parent's messages
+        messages = store.session_messages(session_id)
+        if not messages:
+            continue
+        title = row["title"] or first_request_title(messages)
+        store.write_summary(session_id, build_summary(title, messages), embed=False)
+        written += 1
+    return written
+
+
+def first_request_title(messages: Sequence[dict[str, Any]]) -> str:
+    """A session's title when the host gave none: the start of what the person first asked."""
+    for message in messages:
+        if message["role"] == "user" and message["origin"] == "human" and message["content"].strip():
+            words = " ".join(message["content"].split())
+            return words[:80] + ("…" if len(words) > 80 else "")
+    return "untitled session"
 
 
 def _embed_within(store: Store, budget: float) -> dict[str, Any]:
@@ -159,6 +193,19 @@ def _embed_within(store: Store, budget: float) -> dict[str, Any]:
         return embed_pending(store, store.embedder, budget_seconds=budget).to_dict()
     except ModelUnavailable as exc:
         return {"embedded": 0, "error": str(exc)}
+
+
+def file_signature(path: Path) -> tuple[int, int]:
+    """(size, mtime) of a source, counting its SQLite write-ahead log: a live Cursor database keeps
+    new chats in ``-wal`` until a checkpoint, with the main file unchanged."""
+    stat = path.stat()
+    size, mtime_ns = stat.st_size, stat.st_mtime_ns
+    wal = path.with_name(path.name + "-wal")
+    try:
+        wal_stat = wal.stat()
+    except OSError:
+        return size, mtime_ns
+    return size + wal_stat.st_size, max(mtime_ns, wal_stat.st_mtime_ns)
 
 
 def import_transcripts_now(
@@ -183,6 +230,8 @@ def _add(summary: ImportSummary, outcome: Any) -> None:
         elif session.added or session.updated:
             summary.sessions_updated += 1
         summary.session_ids.append(session.session_id)
+        if session.added or session.updated:
+            summary.changed_sessions.append(session.session_id)
     summary.messages_added += outcome.added
     summary.messages_updated += outcome.updated
     summary.redactions.update(outcome.redactions)

@@ -36,7 +36,7 @@ _LEARNING = re.compile(
     r"the problem was|because the)\b",
     re.IGNORECASE,
 )
-_PATH = re.compile(r"(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}\b")
+_PATH = re.compile(r"[~/]?(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}\b")
 
 
 @dataclass(frozen=True, slots=True)

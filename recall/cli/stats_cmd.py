@@ -23,6 +23,13 @@ def stats(app: AppContext, as_json: bool) -> None:
         click.echo(
             "decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(data["decisions_by_status"].items()))
         )
+    vectors = data.get("embeddings", {})
+    if vectors.get("model"):
+        click.echo(f"embeddings ({vectors['model']}):")
+        for kind, done in vectors["embedded"].items():
+            click.echo(f"  {kind}: {done:,} embedded, {vectors['pending'].get(kind, 0):,} pending")
+    elif vectors.get("error"):
+        click.echo(f"embeddings: unavailable ({vectors['error']})")
     for project, counts in data["projects"].items():
         click.echo(f"  {project}: " + ", ".join(f"{kind} {count:,}" for kind, count in counts.items()))
 

@@ -221,8 +221,11 @@ class Store:
             ).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def write_summary(self, session_id: int, draft: SummaryDraft, *, importance: int = 5) -> int:
-        """Store (or refresh) the one summary of a session; recall composed it, so it is derived."""
+    def write_summary(self, session_id: int, draft: SummaryDraft, *, importance: int = 5, embed: bool = True) -> int:
+        """Store (or refresh) the one summary of a session; recall composed it, so it is derived.
+
+        Bulk callers (imports) pass ``embed=False`` and leave the vector to the batched embedder.
+        """
         with self.transaction() as writer:
             session = self._conn.execute(
                 "SELECT project FROM sessions WHERE id = ?", (session_id,)
@@ -249,7 +252,8 @@ class Store:
             else:
                 summary_id = int(existing[0])
                 writer.update("session_summaries", summary_id, values)
-        self.embed_written(RecordKind.SESSION_SUMMARY, summary_id)
+        if embed:
+            self.embed_written(RecordKind.SESSION_SUMMARY, summary_id)
         return summary_id
 
     def session_messages(self, session_id: int) -> list[dict[str, Any]]:
@@ -278,11 +282,14 @@ class Store:
         with self.reading() as conn:
             return keyword_search(conn, query, project=project, table=table, bias=bias, limit=limit)
 
-    def stats(self) -> dict[str, Any]:
-        from recall.store.stats import collect_stats
+    def stats(self, *, embeddings: bool = True) -> dict[str, Any]:
+        from recall.store.stats import collect_stats, embedding_stats
 
         with self.reading() as conn:
-            return collect_stats(conn, self.path)
+            data = collect_stats(conn, self.path)
+        if embeddings:
+            data["embeddings"] = embedding_stats(self)
+        return data
 
     # -- decision lifecycle ----------------------------------------------------------------------
 

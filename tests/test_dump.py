@@ -1,0 +1,96 @@
+"""`recall dump`: explicit messages and host transcripts, summaries, re-dumps and conflicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters import get_adapter
+from recall.dump import dump_session
+from recall.errors import ConflictingSource, InvalidInput
+from recall.ingest import run_import
+from recall.models import RecordKind
+from recall.store import Store
+from recall.summary import build_summary
+
+SPOTTER = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code" / "real" / "spotter"
+
+MESSAGES = [
+    {"role": "user", "content": "The checkout test is flaky, please look at tests/test_checkout.py"},
+    {"role": "assistant", "content": "Root cause: the fixture caches a token that expires. We decided to use a fresh token per test."},
+    {"role": "assistant", "content": "All 20 runs pass now.", "timestamp": "2026-11-20T10:00:00Z"},
+]  # fmt: skip
+
+
+def test_explicit_messages_become_a_session_with_a_derived_summary(store: Store) -> None:
+    result = dump_session(store, title="flaky checkout", source="mcp", session_id="s-1", messages=MESSAGES, cwd="/x/shop")
+    assert result.messages_added == 3 and result.project == "shop"
+    summary = store.require(RecordKind.SESSION_SUMMARY, result.summary_id)
+    assert summary["provenance"] == "derived"
+    assert summary["title"] == "flaky checkout"
+    assert "Asked: The checkout test is flaky" in summary["content"]
+    assert "We decided to use a fresh token per test." in summary["content"]
+    assert "Root cause" in summary["content"]
+    roles = [m["role"] for m in store.session_messages(result.session_id)]
+    assert roles == ["user", "assistant", "assistant"]
+
+
+def test_a_second_dump_adds_only_what_is_missing(store: Store) -> None:
+    dump_session(store, title="t", source="mcp", session_id="s-2", messages=MESSAGES[:2], cwd="/x/p")
+    again = dump_session(store, title="t", source="mcp", session_id="s-2", messages=MESSAGES, cwd="/x/p")
+    assert again.messages_added == 1
+    assert len(store.session_messages(again.session_id)) == 3
+    assert store.connection.execute("SELECT count(*) FROM session_summaries").fetchone()[0] == 1
+
+
+def test_a_dump_of_an_imported_host_session_adds_nothing_new(store: Store) -> None:
+    run_import(store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0)
+    result = dump_session(store, title=None, source="claude", path=SPOTTER / "short.jsonl")
+    assert result.messages_added == 0
+    assert result.external_id == "55604662-cf2a-4331-851a-ec234028f8ca"
+    assert store.require(RecordKind.SESSION_SUMMARY, result.summary_id)["title"]
+
+
+def test_a_dump_claiming_another_hosts_session_is_refused(store: Store) -> None:
+    run_import(store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0)
+    with pytest.raises(ConflictingSource, match="already stored from claude"):
+        dump_session(store, title="t", source="mcp", session_id="55604662-cf2a-4331-851a-ec234028f8ca",
+                     messages=MESSAGES)  # fmt: skip
+    assert store.connection.execute("SELECT count(*) FROM sessions WHERE host = 'mcp'").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ([], "give the session's messages"),
+        ([{"role": "robot", "content": "x"}], "role must be"),
+        ([{"role": "user", "content": ""}], "non-empty"),
+        ([{"role": "user", "content": "x", "timestamp": "yesterday"}], "timestamp"),
+        (["just a string"], "not an object"),
+    ],
+)
+def test_bad_explicit_messages_are_refused_clearly(store: Store, messages: list, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        dump_session(store, title="t", source="mcp", messages=messages)
+
+
+def test_a_secret_in_dumped_messages_never_reaches_the_file(store: Store, db_path: Path) -> None:
+    key = "sk-ant-api03-" + "a1B2c3D4" * 11
+    dump_session(store, title="keys", source="mcp", messages=[{"role": "user", "content": f"use {key}"}])
+    assert key.encode() not in db_path.read_bytes()
+
+
+def test_summary_lists_files_and_commands_from_tool_calls() -> None:
+    rows = [
+        {"role": "user", "origin": "human", "kind": "text", "tool_name": None, "content": "Fix the build"},
+        {"role": "assistant", "origin": "agent", "kind": "tool_call", "tool_name": "Bash", "content": "Bash: make test"},
+        {"role": "assistant", "origin": "agent", "kind": "tool_call", "tool_name": "Edit", "content": "Edit: src/app.py"},
+        {"role": "assistant", "origin": "agent", "kind": "text", "tool_name": None,
+         "content": "The fix was to pin the compiler. Settled on gcc 12."},
+    ]  # fmt: skip
+    draft = build_summary("build", rows)
+    assert draft.meta["commands"] == ["make test"]
+    assert draft.meta["files"] == ["src/app.py"]
+    assert "Decisions:\n- Settled on gcc 12." in draft.content
+    assert "Learnings:\n- The fix was to pin the compiler." in draft.content
