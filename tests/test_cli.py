@@ -83,7 +83,7 @@ def test_stats_counts_per_kind_and_project(run, db_path: Path) -> None:
 
 
 def test_scrub_reads_stdin_and_reports_kinds(run) -> None:
-    key = "AKIA" + "Z7EXAMPLE2KEY9QQ"
+    key = "AKIA" + "Z7RQ2MVK9QQW4TLB"
     plain = run("scrub", input=f"aws {key}\n")
     assert plain.stdout == "aws [REDACTED:aws-access-key-id]\n"
     data = json.loads(run("scrub", "--json", input=f"aws {key}").output)

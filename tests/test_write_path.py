@@ -15,7 +15,7 @@ from recall.store import NewRecord, RecordChanges, Store
 from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
 
 # Built at run time so the repository holds no literal key.
-SECRET = "AKIA" + "Q3EXAMPLE7KEY4ZZ"
+SECRET = "AKIA" + "Q3HZ7KWM4ZZP2XRT"
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -58,7 +58,7 @@ def test_every_write_path_scrubs(store: Store, db_path: Path) -> None:
     raw = _raw_text(db_path)
     assert SECRET not in raw
     assert "[REDACTED:aws-access-key-id]" in raw
-    assert store.search("AKIAQ3EXAMPLE7KEY4ZZ") == []
+    assert store.search("AKIAQ3HZ7KWM4ZZP2XRT") == []
     assert store.require(RecordKind.LEARNING, record)["tags"] == ["[REDACTED:aws-access-key-id]"]
 
 

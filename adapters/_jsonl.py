@@ -1,0 +1,213 @@
+"""Robust reading of append-only JSONL transcripts (Claude Code sessions, Codex rollouts).
+
+Ground truth this reader is built for (shared/ref/transcript-formats.md §2.10, §4.9, §5):
+
+- Both hosts append one JSON object per line and end every complete line with ``\\n``. A file that a
+  host is still writing can end in a torn line; it is skipped (``torn_line``) and read on the next
+  pass, once the host has finished it.
+- Lines can be huge: a Claude ``toolUseResult`` embeds whole files, a Codex ``input_image`` data URL
+  can be several MB. Lines up to ``MAX_LINE_BYTES`` are parsed (the adapters cap what they keep);
+  longer ones are skipped without being held in memory.
+- Text can be invalid UTF-8 (CESU-8 surrogate bytes included) or carry lone surrogates as
+  ``\\ud800`` escapes, which SQLite cannot store. Both become U+FFFD and are counted; the rest of
+  the line is kept. A byte-order mark on the first line is dropped.
+- Codex compresses idle rollouts to ``.jsonl.zst`` (zstd magic ``28 B5 2F FD``). Python 3.11 has no
+  zstd, so the optional ``zstandard`` package is imported only when such a file is met.
+- Nothing here raises on bad input: every skipped line or file goes to ``ParseReport.skip``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from recall.transcript import ParseReport
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # longer lines are skipped unread (agentsview uses the same limit)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, EOFError)
+_NOT_JSON = object()
+
+
+def iter_records(path: Path, report: ParseReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every complete, well-formed JSON object line of ``path``."""
+    with ExitStack() as stack:
+        opened = _open(path, report, stack)
+        if opened is not None:
+            yield from _records(*opened, path, report)
+
+
+def _open(
+    path: Path, report: ParseReport, stack: ExitStack
+) -> tuple[IO[bytes], tuple[type[BaseException], ...]] | None:
+    """The file as a byte stream (decompressed if it is zstd), and the errors reading it may raise."""
+    try:
+        raw = stack.enter_context(path.open("rb"))
+        magic = raw.read(4)
+        raw.seek(0)
+    except OSError as exc:
+        report.skip("unreadable", f"{path}: {exc}")
+        return None
+    if magic != _ZSTD_MAGIC:
+        return raw, _READ_ERRORS
+    try:
+        import zstandard
+    except ImportError:
+        report.skip("zstd_unavailable", f"{path}: install the 'zstandard' package to read .zst rollouts")
+        return None
+    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    stream = stack.enter_context(io.BufferedReader(reader, buffer_size=1 << 20))
+    return stream, (*_READ_ERRORS, zstandard.ZstdError)
+
+
+def _records(
+    stream: IO[bytes], errors: tuple[type[BaseException], ...], path: Path, report: ParseReport
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    line_no = 0
+    readline = stream.readline
+    limit = MAX_LINE_BYTES
+    loads = json.loads
+    while True:
+        try:
+            raw = readline(limit + 1)
+        except errors as exc:
+            report.skip("read_error", f"{path}:{line_no + 1}: {exc}")
+            return
+        if not raw:
+            if line_no == 0:
+                report.skip("empty_file", str(path))
+            return
+        line_no += 1
+        report.lines_read += 1
+        if raw[-1:] != b"\n":
+            if len(raw) > limit:
+                _drain_line(readline, limit)
+                report.skip("oversized_line", f"{path}:{line_no}: over {limit} bytes")
+                continue
+            report.skip("torn_line", f"{path}:{line_no}: no trailing newline (still being written?)")
+            return
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace")
+            report.skip("invalid_utf8", f"{path}:{line_no}")
+        if line_no == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        try:
+            obj = loads(text)
+        except (ValueError, RecursionError):
+            obj = _NOT_JSON
+        if obj is _NOT_JSON:
+            if raw.strip():
+                report.skip("bad_json", f"{path}:{line_no}")
+            else:
+                report.skip("blank_line")
+            continue
+        if not isinstance(obj, dict):
+            report.skip("not_object", f"{path}:{line_no}")
+            continue
+        if (b"\\ud" in raw or b"\\uD" in raw) and _scrub_surrogates(obj):
+            report.skip("lone_surrogate", f"{path}:{line_no}")
+        yield line_no, obj
+
+
+def _drain_line(readline: Callable[[int], bytes], limit: int) -> None:
+    while True:
+        chunk = readline(limit + 1)
+        if not chunk or chunk[-1:] == b"\n":
+            return
+
+
+def _scrub_surrogates(obj: Any) -> bool:
+    """Replace lone surrogates in every string of ``obj`` in place; True if any was found."""
+    found = False
+    items: list[tuple[Any, Any]] = []
+    if isinstance(obj, dict):
+        items = list(obj.items())
+    elif isinstance(obj, list):
+        items = list(enumerate(obj))
+    for key, value in items:
+        if isinstance(value, str):
+            fixed = _SURROGATE_RE.sub("\ufffd", value)
+            if fixed != value:
+                obj[key] = fixed
+                found = True
+        elif isinstance(value, dict | list):
+            found = _scrub_surrogates(value) or found
+        if isinstance(obj, dict) and isinstance(key, str) and _SURROGATE_RE.search(key):
+            obj[_SURROGATE_RE.sub("\ufffd", key)] = obj.pop(key)
+            found = True
+    return found
+
+
+def text_or_none(value: object) -> str | None:
+    """A non-empty string field, or None for anything else a newer or broken writer put there."""
+    return value if isinstance(value, str) and value else None
+
+
+def type_label(kind: object) -> str:
+    """A record's ``type`` as it appears in skip reasons (``unknown_type:<label>``)."""
+    if isinstance(kind, str):
+        return kind
+    return "<missing>" if kind is None else "<not a string>"
+
+
+def parse_timestamp(value: object) -> datetime | None:
+    """An ISO-8601 string or epoch number as an aware UTC datetime; None if it is not one."""
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = value / 1000 if value > 1e11 else value  # hosts mix epoch seconds and milliseconds
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    else:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def walk_files(
+    root: Path, accept: Callable[[Path], bool], prune: frozenset[str] = frozenset()
+) -> Iterator[Path]:
+    """Files under ``root`` that ``accept`` takes, in a stable (sorted, parents first) order."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in prune)
+        base = Path(dirpath)
+        for name in sorted(filenames):
+            candidate = base / name
+            if accept(candidate):
+                yield candidate
+
+
+def existing_dirs(candidates: list[Path]) -> list[Path]:
+    """The candidates that are directories, each once, in the given order."""
+    seen: set[str] = set()
+    found: list[Path] = []
+    for candidate in candidates:
+        ident = os.path.normcase(os.path.abspath(candidate))
+        if ident not in seen and candidate.is_dir():
+            seen.add(ident)
+            found.append(candidate)
+    return found
+
+
+def home_dir() -> Path | None:
+    """The user's home (``%USERPROFILE%`` on Windows), or None when it cannot be resolved."""
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None
