@@ -33,6 +33,14 @@ _HOSTS = ("claude", "cursor", "codex", "all")
 @click.option("--thinking", is_flag=True, help="Keep the model's thinking text too.")
 @click.option("--demo", is_flag=True, help="Import the bundled demo sessions (project demo-shop).")
 @click.option("--demo-if-empty", is_flag=True, help="Import the demo sessions when no transcripts are found.")
+@click.option("--watch", is_flag=True, help="Keep running and import new transcript lines as they appear.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.1, 3600),
+    default=2.0,
+    show_default=True,
+    help="--watch: seconds between checks while files change (it backs off to 30 s when idle).",
+)
 @json_option
 @pass_app
 def import_(
@@ -47,15 +55,25 @@ def import_(
     thinking: bool,
     demo: bool,
     demo_if_empty: bool,
+    watch: bool,
+    interval: float,
     as_json: bool,
 ) -> None:
-    """Import Claude Code, Cursor and Codex sessions; only what is new since the last run."""
+    """Import Claude Code, Cursor and Codex sessions; only what is new since the last run.
+
+    With --watch it keeps going: the fallback for agents whose hooks cannot hand recall a transcript.
+    """
+    if watch and (dry_run or demo or demo_if_empty):
+        raise click.UsageError(
+            "--watch imports as files change; it does not combine with --dry-run or --demo"
+        )
     from adapters import HOSTS, get_adapter
     from adapters.base import ReadOptions
     from recall.ingest import run_import
     from recall.store.records import since_time
 
     adapters = [get_adapter(name) for name in (HOSTS if host == "all" else [host])]
+    options = ReadOptions(tool_text_cap=tool_text_cap, include_thinking=thinking)
     show_bar = not as_json and sys.stderr.isatty()
     bar: Any = None
 
@@ -79,7 +97,7 @@ def import_(
             project=project,
             dry_run=dry_run,
             force=force,
-            options=ReadOptions(tool_text_cap=tool_text_cap, include_thinking=thinking),
+            options=options,
             progress=progress,
         )
 
@@ -93,8 +111,54 @@ def import_(
         summary = run(*demo_args)
     if as_json:
         emit_json(summary.to_dict())
-        return
-    print_import_summary(summary.to_dict())
+    else:
+        print_import_summary(summary.to_dict())
+    if watch:
+        watch_imports(
+            app, adapters, list(paths) or None, project, options, interval=interval, as_json=as_json
+        )
+
+
+def watch_imports(
+    app: AppContext,
+    adapters: list[Any],
+    paths: list[Path] | None,
+    project: str | None,
+    options: Any,
+    *,
+    interval: float,
+    as_json: bool,
+) -> None:
+    """Run the watcher until Ctrl-C, one line (or JSON object) per import."""
+    from datetime import datetime
+
+    from recall.watch import watch
+
+    def report(files: list[Path], summary: Any) -> None:
+        data = summary.to_dict()
+        if as_json:
+            click.echo(json.dumps({"files": [str(f) for f in files], **data}, ensure_ascii=False))
+            return
+        added = data["messages"]["added"]
+        click.echo(f"{datetime.now():%H:%M:%S} {added:,} new messages from {len(files)} changed files")
+        for error in data["errors"][:3]:
+            click.echo(f"  ! {error}", err=True)
+
+    if not as_json:
+        click.echo("watching for new transcript lines (Ctrl-C to stop)", err=True)
+    try:
+        watch(
+            app.store,
+            adapters,
+            paths=paths,
+            project=project,
+            options=options,
+            interval=interval,
+            on_import=report,
+        )
+    except KeyboardInterrupt:
+        if not as_json:
+            click.echo("stopped", err=True)
 
 
 def print_import_summary(data: dict[str, Any]) -> None:
@@ -122,6 +186,13 @@ def print_import_summary(data: dict[str, Any]) -> None:
 
 
 @click.command()
+@click.argument("payload", required=False)
+@click.option(
+    "--from-hook",
+    is_flag=True,
+    help="Run as an agent's hook: read its JSON (stdin, or PAYLOAD for Codex notify), import the "
+    "transcript it names, log problems instead of failing. Always exits 0.",
+)
 @click.option("--title", help="What the session was about (default: its first request).")
 @click.option("--project", help="Project name (default: from the current git repository).")
 @click.option("--session-id", help="The host's session id (or an id for explicit messages).")
@@ -142,6 +213,8 @@ def print_import_summary(data: dict[str, Any]) -> None:
 @pass_app
 def dump(
     app: AppContext,
+    payload: str | None,
+    from_hook: bool,
     title: str | None,
     project: str | None,
     session_id: str | None,
@@ -151,6 +224,13 @@ def dump(
     as_json: bool,
 ) -> None:
     """Store the session that just ended, and write its summary."""
+    if from_hook:
+        from recall.hooks import hook_input, run_dump_hook
+
+        run_dump_hook(app.db_path, hook_input(payload, sys.stdin), None if source == "mcp" else source)
+        return
+    if payload is not None:
+        raise click.UsageError("the PAYLOAD argument is read only with --from-hook")
     from recall.dump import dump_session
     from recall.errors import InvalidInput
 

@@ -1,0 +1,348 @@
+"""`recall doctor`: is memory actually being kept? Each check says what it found in plain words.
+
+The worst failure of a memory tool is the silent one: hooks that never fire, a second database no
+agent reads, transcripts the host deletes before anyone imported them. Doctor looks at every link
+of the chain (database, embedding model, each agent's config and hooks, the hosts' transcript
+folders, the hook log) and says what to do about each problem it finds. It reads and never writes,
+except that opening an older database upgrades its schema, as every recall command does.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall import hooklog
+
+if TYPE_CHECKING:
+    from recall.store import Store
+
+HOST_LABELS = {"claude": "Claude Code", "cursor": "Cursor", "codex": "Codex", "vscode": "VS Code"}
+CLAUDE_DEFAULT_RETENTION_DAYS = 30
+RETENTION_WARNING_DAYS = 7  # warn this long before the host deletes a transcript
+LOG_DAYS = 7
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    level: str  # "ok" | "info" | "warn" | "fail"
+    text: str
+
+
+@dataclass(slots=True)
+class Section:
+    title: str
+    findings: list[Finding] = field(default_factory=list)
+
+    def add(self, level: str, text: str) -> None:
+        self.findings.append(Finding(level, text))
+
+
+def diagnose(db_path: Path, cwd: Path, *, now: datetime | None = None) -> list[Section]:
+    now = now or datetime.now(UTC)
+    database = check_database(db_path)
+    with _open_store(db_path, database) as store:
+        return [
+            database,
+            check_embeddings(store),
+            check_agents(db_path, cwd),
+            check_transcripts(store),
+            check_retention(store, now),
+            check_hook_log(now),
+        ]
+
+
+def to_dict(sections: list[Section]) -> dict[str, Any]:
+    return {
+        "ok": not any(f.level == "fail" for s in sections for f in s.findings),
+        "sections": [asdict(section) for section in sections],
+    }
+
+
+def check_database(path: Path) -> Section:
+    from recall.migrations import latest_version
+
+    section = Section("Database")
+    if not path.exists():
+        section.add("warn", f"no database yet at {path}; `recall import` creates it (so does the first hook)")
+        return section
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            counts = {
+                t: _count(conn, t) for t in ("sessions", "messages", "decisions", "learnings", "breadcrumbs")
+            }
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        section.add(
+            "fail", f"{path} cannot be read as a database ({exc}); move it aside or pass another --db"
+        )
+        return section
+    size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+    section.add("ok", f"{path} ({size / 1_048_576:.1f} MB)")
+    latest = latest_version()
+    if version > latest:
+        section.add("fail", f"schema version {version} is newer than this recall ({latest}); upgrade recall")
+    elif version < latest:
+        section.add(
+            "info", f"schema version {version}; recall upgrades it to {latest} the next time it opens it"
+        )
+    else:
+        section.add("ok", f"schema version {version} (current)")
+    if problems == ["ok"]:
+        section.add("ok", "integrity check passed")
+    else:
+        section.add("fail", "integrity check found problems: " + "; ".join(problems[:3]))
+    section.add("info", ", ".join(f"{n:,} {table}" for table, n in counts.items()))
+    return section
+
+
+def check_embeddings(store: Store | None) -> Section:
+    section = Section("Embedding model")
+    try:
+        from recall.errors import ModelUnavailable
+        from recall.search.embedder import resolve_spec, verify_model_file
+    except ImportError:
+        section.add("info", "semantic search is not available in this version yet")
+        return section
+    try:
+        spec = resolve_spec()
+        digest = verify_model_file(spec)
+    except ModelUnavailable as exc:
+        section.add("fail", str(exc))
+        return section
+    pinned = "matches the pinned hash" if spec.sha256 else "no hash pinned for this model"
+    section.add("ok", f"{spec.model_id} at {spec.onnx_path}; sha256 {digest[:12]}… {pinned}")
+    if store is None:
+        return section
+    try:
+        from recall.store.stats import embedding_stats
+
+        stats = embedding_stats(store)
+        embedded, pending = sum(stats["embedded"].values()), sum(stats["pending"].values())
+    except (ImportError, AttributeError, KeyError, sqlite3.Error):
+        section.add("info", "embedded and pending counts are not available yet")
+        return section
+    if pending:
+        section.add("info", f"{embedded:,} rows embedded, {pending:,} pending: `recall embed` catches up")
+    else:
+        section.add("ok", f"{embedded:,} rows embedded, none pending")
+    return section
+
+
+def check_agents(db_path: Path, cwd: Path) -> Section:
+    from recall.connect import AGENTS, connections
+
+    section = Section("Agents")
+    detected = {name for name, module in AGENTS.items() if module.detected(Path.home())}
+    connected = 0
+    for link in connections(db_path.absolute(), cwd):
+        if link.agent not in detected and not link.server_file.exists():
+            continue
+        where = f"{HOST_LABELS[link.agent]} ({link.scope}, {link.server_file})"
+        if link.server.startswith("unreadable"):
+            section.add("fail", f"{where}: {link.server}")
+            continue
+        if link.server == "connected":
+            connected += 1
+        level = (
+            "ok" if link.server == "connected" else "warn" if link.server.startswith("connected") else "info"
+        )
+        section.add(level, f"{where}: MCP server {link.server}")
+        if link.server.startswith("connected") and link.hooks_file is not None:
+            hooks = ", ".join(link.hooks) if link.hooks else "none: sessions arrive only with `recall import`"
+            section.add(
+                "ok" if link.hooks else "info",
+                f"{HOST_LABELS[link.agent]} ({link.hooks_file}): hooks {hooks}",
+            )
+    if not connected:
+        section.add("warn", "no agent uses this database yet: run `recall connect --hooks` in a project")
+    return section
+
+
+def check_transcripts(store: Store | None) -> Section:
+    from adapters import HOSTS, get_adapter
+
+    section = Section("Transcripts")
+    for host in HOSTS:
+        label = HOST_LABELS[host]
+        try:
+            adapter = get_adapter(host)
+            roots = [root for root in adapter.default_roots() if root.exists()]
+            files = list(adapter.discover()) if roots else []
+        except Exception as exc:  # noqa: BLE001 - one host's reader failing must not hide the others
+            section.add("warn", f"{label}: its transcripts cannot be listed ({type(exc).__name__}: {exc})")
+            continue
+        if not roots:
+            section.add("info", f"{label}: no transcript folder on this machine")
+            continue
+        folders = ", ".join(str(root) for root in roots)
+        if not files:
+            section.add("info", f"{label}: no transcripts yet in {folders}")
+            continue
+        stored, last = _host_activity(store, host)
+        when = f"last stored {_ago(last)}" if last else "nothing imported yet: run `recall import`"
+        section.add(
+            "ok" if last else "warn",
+            f"{label}: {len(files):,} files in {folders}; {stored:,} sessions, {when}",
+        )
+    return section
+
+
+def check_retention(store: Store | None, now: datetime) -> Section:
+    from adapters import get_adapter
+    from recall.connect.claude import config_dir
+
+    section = Section("Retention")
+    settings = config_dir(Path.home()) / "settings.json"
+    days = _cleanup_days(settings)
+    if days == 0:
+        section.add("warn", f"Claude Code keeps no transcripts (cleanupPeriodDays is 0 in {settings})")
+        return section
+    try:
+        files = list(get_adapter("claude").discover())
+    except Exception as exc:  # noqa: BLE001 - reported by the transcripts check too
+        section.add("info", f"Claude Code transcripts cannot be listed ({type(exc).__name__})")
+        return section
+    if not files:
+        section.add(
+            "info", f"no Claude Code transcripts on this machine (Claude Code deletes them after {days} days)"
+        )
+        return section
+    captured = _captured_times(store, "claude")
+    changed = {path: _mtime(path) for path in files}
+    missing = [
+        path for path, when in changed.items() if when is not None and not _is_captured(path, when, captured)
+    ]
+    deadline = now - timedelta(days=days - RETENTION_WARNING_DAYS)
+    at_risk = [path for path in missing if changed[path] < deadline]
+    if at_risk:
+        section.add(
+            "warn",
+            f"{len(at_risk)} Claude Code transcripts that were never fully imported will be deleted by Claude Code "
+            f"within {RETENTION_WARNING_DAYS} days (cleanupPeriodDays {days}): run `recall import --host claude`",
+        )
+    elif missing:
+        section.add(
+            "info",
+            f"{len(missing)} Claude Code transcripts are not fully imported yet; none is due for deletion",
+        )
+    else:
+        section.add(
+            "ok", f"Claude Code deletes transcripts after {days} days; every one it holds is imported"
+        )
+    return section
+
+
+def check_hook_log(now: datetime) -> Section:
+    section = Section("Hooks")
+    entries = list(hooklog.read(now - timedelta(days=LOG_DAYS)))
+    if not entries:
+        section.add("info", f"no hook ran in the last {LOG_DAYS} days")
+        return section
+    for hook in ("dump", "context"):
+        runs = [e for e in entries if e.hook == hook]
+        if not runs:
+            continue
+        errors = [e for e in runs if e.status == "error"]
+        slowest = max(e.millis for e in runs)
+        what = "capture (dump)" if hook == "dump" else "session brief (context)"
+        summary = (
+            f"{what}: {len(runs)} runs in {LOG_DAYS} days, last {_ago(runs[-1].at)}, slowest {slowest} ms"
+        )
+        section.add("warn" if errors else "ok", summary + (f", {len(errors)} failed" if errors else ""))
+        for error in errors[-3:]:
+            section.add("warn", f"  {error.at:%Y-%m-%d %H:%M} {error.message}")
+    return section
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _open_store(path: Path, database: Section) -> Iterator[Store | None]:
+    """The store when the database check found it usable; None otherwise (checks then say less)."""
+    if not path.exists() or any(f.level == "fail" for f in database.findings):
+        yield None
+        return
+    from recall.errors import RecallError
+    from recall.store import Store
+
+    try:
+        store = Store(path, embed_on_write=False)
+    except RecallError as exc:
+        database.add("fail", str(exc))
+        yield None
+        return
+    with store:
+        yield store
+
+
+def _count(conn: sqlite3.Connection, table: str) -> int:
+    try:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _host_activity(store: Store | None, host: str) -> tuple[int, datetime | None]:
+    if store is None:
+        return 0, None
+    count, last = store.connection.execute(
+        "SELECT count(*), max(updated_at) FROM sessions WHERE host = ?", (host,)
+    ).fetchone()
+    return count, datetime.fromisoformat(last) if last else None
+
+
+def _captured_times(store: Store | None, host: str) -> dict[str, datetime]:
+    """Per transcript path, when recall last stored from it (a full import or a hook's dump)."""
+    if store is None:
+        return {}
+    rows = store.connection.execute(
+        "SELECT path, imported_at FROM source_files WHERE host = ? "
+        "UNION ALL SELECT source_path, updated_at FROM sessions WHERE host = ? AND source_path IS NOT NULL",
+        (host, host),
+    ).fetchall()
+    times: dict[str, datetime] = {}
+    for path, stamp in rows:
+        when = datetime.fromisoformat(stamp)
+        times[path] = max(when, times.get(path, when))
+    return times
+
+
+def _is_captured(path: Path, modified: datetime, captured: dict[str, datetime]) -> bool:
+    when = captured.get(str(path.resolve())) or captured.get(str(path))
+    return when is not None and when >= modified
+
+
+def _mtime(path: Path) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        return None
+
+
+def _cleanup_days(settings: Path) -> int:
+    try:
+        value = json.loads(settings.read_text(encoding="utf-8")).get("cleanupPeriodDays")
+    except (OSError, ValueError, AttributeError):
+        return CLAUDE_DEFAULT_RETENTION_DAYS
+    return value if isinstance(value, int) and value >= 0 else CLAUDE_DEFAULT_RETENTION_DAYS
+
+
+def _ago(when: datetime) -> str:
+    seconds = max(0.0, (datetime.now(UTC) - when).total_seconds())
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count > 1 else ''} ago"
+    return "just now"

@@ -1,0 +1,132 @@
+"""`recall doctor`: every link of the chain, reported in plain words, against a fake home folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recall.cli import cli
+
+SAMPLE = (
+    Path(__file__).parent / "fixtures" / "transcripts" / "claude-code" / "real" / "spotter" / "short.jsonl"
+)
+SESSION_ID = "55604662-cf2a-4331-851a-ec234028f8ca"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("USERPROFILE", str(folder))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA", "RECALL_CURSOR_ROOTS"):
+        monkeypatch.delenv(name, raising=False)
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    return folder
+
+
+def doctor(db_path: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "doctor", *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def claude_transcript(home: Path, age_days: float = 0) -> Path:
+    folder = home / ".claude" / "projects" / "-home-marco-projects-spotter"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = Path(shutil.copy(SAMPLE, folder / f"{SESSION_ID}.jsonl"))
+    stamp = time.time() - age_days * 86_400
+    os.utime(path, (stamp, stamp))
+    return path
+
+
+def test_a_fresh_machine_gets_next_steps_not_a_failure(home: Path, db_path: Path) -> None:
+    code, output = doctor(db_path)
+
+    assert code == 0
+    assert f"no database yet at {db_path}" in output
+    assert "run `recall connect --hooks`" in output
+    assert "no hook ran in the last 7 days" in output
+
+
+def test_database_schema_integrity_counts_and_model(home: Path, db_path: Path) -> None:
+    CliRunner().invoke(cli, ["--db", str(db_path), "dump", "--source", "claude", "--path", str(SAMPLE)])
+
+    report = json.loads(doctor(db_path, "--json")[1])
+
+    assert report["ok"] is True
+    sections = {s["title"]: [f["text"] for f in s["findings"]] for s in report["sections"]}
+    assert any("schema version" in text and "(current)" in text for text in sections["Database"])
+    assert "integrity check passed" in sections["Database"]
+    assert any("1 sessions" in text for text in sections["Database"])
+    assert any("sha256" in text for text in sections["Embedding model"])
+    assert any("pending" in text for text in sections["Embedding model"])
+
+
+def test_a_corrupt_database_fails(home: Path, db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    db_path.write_bytes(b"not a database at all " * 200)
+
+    code, output = doctor(db_path)
+
+    assert code == 1
+    assert "cannot be read as a database" in output
+
+
+def test_connected_agents_and_their_hooks_are_listed(home: Path, db_path: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(cli, ["--db", str(db_path), "connect", "--agent", "claude", "--agent", "codex", "--hooks"])
+    runner.invoke(cli, ["--db", str(tmp_path / "other.db"), "connect", "--agent", "cursor"])
+
+    output = doctor(db_path)[1]
+
+    assert f"Claude Code (project, {tmp_path / 'shop' / '.mcp.json'}): MCP server connected" in output
+    assert "hooks SessionStart, SessionEnd, PreCompact" in output
+    assert "Codex (user" in output and "hooks notify" in output
+    cursor_file = tmp_path / "shop" / ".cursor" / "mcp.json"
+    assert (
+        f"Cursor (project, {cursor_file}): MCP server connected to another database ({tmp_path / 'other.db'})"
+        in output
+    )
+
+
+def test_recent_hook_failures_are_reported(home: Path, db_path: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(cli, ["--db", str(db_path), "dump", "--from-hook"], input="not json")
+    runner.invoke(cli, ["--db", str(db_path), "context", "--hook"], input="{}")
+
+    output = doctor(db_path)[1]
+
+    assert "capture (dump): 1 runs in 7 days" in output and "1 failed" in output
+    assert "the hook input is not JSON" in output
+    assert "session brief (context): 1 runs" in output
+
+
+def test_transcripts_claude_code_will_delete_before_import_are_flagged(home: Path, db_path: Path) -> None:
+    transcript = claude_transcript(home, age_days=27)
+
+    warned = doctor(db_path)[1]
+    assert "1 Claude Code transcripts that were never fully imported will be deleted" in warned
+    assert "Claude Code: 1 files in" in warned and "nothing imported yet" in warned
+
+    (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 90}')
+    assert "1 Claude Code transcripts are not fully imported yet; none is due" in doctor(db_path)[1]
+
+    CliRunner().invoke(cli, ["--db", str(db_path), "import", "--host", "claude", "--path", str(transcript)])
+    imported = doctor(db_path)[1]
+    assert "Claude Code deletes transcripts after 90 days; every one it holds is imported" in imported
+    assert "1 sessions, last stored just now" in imported
+
+
+def test_retention_zero_is_called_out(home: Path, db_path: Path) -> None:
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 0}')
+
+    assert "Claude Code keeps no transcripts (cleanupPeriodDays is 0" in doctor(db_path)[1]
