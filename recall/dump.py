@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.ingest import ImportSummary, first_request_title, import_transcripts_now
+from recall.ingest import ImportSummary, file_signature, first_request_title, import_transcripts_now
 from recall.project import resolve_project
+from recall.store.transcripts import SourceStamp
 from recall.summary import build_summary
 from recall.transcript import Origin, ParseReport, Role, Transcript, TranscriptMessage
 
@@ -71,6 +72,7 @@ def dump_session(
         raise InvalidInput(f"unknown source {source!r}; use one of: {', '.join(SOURCES)}")
     cwd = cwd or os.getcwd()
     report = ParseReport()
+    stamp: SourceStamp | None = None
     if source == "mcp":
         if not messages:
             raise InvalidInput("give the session's messages: a JSON list of {role, content, timestamp?}")
@@ -80,10 +82,15 @@ def dump_session(
             raise InvalidInput(
                 f"--source {source} reads the host's transcript; explicit messages need --source mcp"
             )
+        if path is not None and path.exists():
+            size, mtime_ns = file_signature(path)  # taken before reading: a growing file stays "changed"
+            stamp = SourceStamp(source, str(path.resolve()), size, mtime_ns)
         transcripts = _host_transcripts(source, path, session_id, project or resolve_project(cwd), report)
     main = _main_transcript(transcripts, session_id)
     summary = ImportSummary()
-    import_transcripts_now(store, transcripts, project=project, expect_host=main.host, summary=summary)
+    import_transcripts_now(
+        store, transcripts, project=project, expect_host=main.host, summary=summary, source=stamp
+    )
     row = store.connection.execute(
         "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
         (main.host, main.external_id),

@@ -22,6 +22,7 @@ from recall.transcript import ParseReport, Transcript
 if TYPE_CHECKING:
     from adapters.base import HostAdapter, ReadOptions
     from recall.store import Store
+    from recall.store.transcripts import SourceStamp
 
 log = logging.getLogger(__name__)
 
@@ -215,10 +216,14 @@ def import_transcripts_now(
     project: str | None = None,
     expect_host: str | None = None,
     summary: ImportSummary | None = None,
+    source: SourceStamp | None = None,
 ) -> ImportSummary:
-    """Store transcripts that are already in hand (dumps, benchmarks), counted like an import."""
+    """Store transcripts that are already in hand (dumps, benchmarks), counted like an import.
+
+    ``source`` records the file they were read from, so the next `recall import` skips it unchanged.
+    """
     summary = summary or ImportSummary()
-    outcome = store.import_transcripts(transcripts, project=project, expect_host=expect_host)
+    outcome = store.import_transcripts(transcripts, project=project, expect_host=expect_host, source=source)
     _add(summary, outcome)
     return summary
 

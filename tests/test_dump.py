@@ -52,6 +52,12 @@ def test_a_dump_of_an_imported_host_session_adds_nothing_new(store: Store) -> No
     assert store.require(RecordKind.SESSION_SUMMARY, result.summary_id)["title"]
 
 
+def test_a_host_dump_marks_its_file_so_the_next_import_skips_it(store: Store) -> None:
+    dump_session(store, title="t", source="claude", path=SPOTTER / "short.jsonl")
+    summary = run_import(store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0)
+    assert (summary.files_unchanged, summary.files_read) == (1, 0)
+
+
 def test_a_dump_claiming_another_hosts_session_is_refused(store: Store) -> None:
     run_import(store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0)
     with pytest.raises(ConflictingSource, match="already stored from claude"):
