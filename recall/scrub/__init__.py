@@ -2,20 +2,36 @@
 
 ``scrub(text)`` strips invisible and bidirectional format characters and terminal escapes, then
 replaces secrets with ``[REDACTED:<kind>]``. It is pure, idempotent and fast enough to run on every
-imported message. PLACEHOLDER: the full rule set lands with the scrubber work.
+imported message: one scan per trigger character finds vendor prefixes (:mod:`.tokens`) and
+context words (:mod:`.context`) together, and only hits reach Python (:mod:`.scan`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-__all__ = ["Scrubbed", "scrub", "scrub_value"]
+from recall.scrub.context import CONTEXT_KINDS, CONTEXT_TRIGGERS, judge_pair
+from recall.scrub.invisible import strip_invisible
+from recall.scrub.scan import Scanner
+from recall.scrub.tokens import TOKEN_KINDS, TOKEN_TRIGGERS
+
+__all__ = ["KINDS", "Scrubbed", "scrub", "scrub_value"]
+
+KINDS: frozenset[str] = TOKEN_KINDS | CONTEXT_KINDS
+
+
+@cache
+def _scanner() -> Scanner:
+    """Built on first use: compiling the scans is most of this package's import cost."""
+    return Scanner(TOKEN_TRIGGERS + CONTEXT_TRIGGERS)
 
 
 @dataclass(frozen=True, slots=True)
 class Scrubbed:
+    """The cleaned text and what was redacted; invisible characters removed are not reported."""
+
     text: str
     kinds: tuple[str, ...]  # one entry per redaction, in order of appearance
 
@@ -24,26 +40,54 @@ class Scrubbed:
         return bool(self.kinds)
 
 
-_INVISIBLE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\x1b\\[[0-9;?]*[A-Za-z]"
-)
-_AWS = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
+def _lowercase(text: str) -> str:
+    """``text.lower()`` with every index unchanged, so spans found in it apply to ``text``.
+
+    U+0130 is the only code point whose lowercase is two characters.
+    """
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = text.replace("\u0130", "i").lower()
+    return lowered
+
+
+def _redactions(text: str) -> list[list[Any]]:
+    """Non-overlapping ``[start, end, kind]`` spans, earliest first.
+
+    At one start the lowest rank names the kind (see :mod:`.finding`). Overlaps are merged rather
+    than dropped so no part of either match survives, which keeps scrub idempotent.
+    """
+    found = _scanner().find(text, _lowercase(text))
+    merged: list[list[Any]] = []
+    for start, end, kind, _ in sorted(found, key=lambda f: (f.start, f.rank)):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, kind])
+    return merged
 
 
 def scrub(text: str) -> Scrubbed:
-    cleaned = _INVISIBLE.sub("", text)
-    kinds: list[str] = []
-
-    def _sub(match: re.Match[str]) -> str:
-        kinds.append("aws-access-key-id")
-        return "[REDACTED:aws-access-key-id]"
-
-    cleaned = _AWS.sub(_sub, cleaned)
-    return Scrubbed(cleaned, tuple(kinds))
+    """Return ``text`` without invisible characters and with every secret replaced."""
+    cleaned = strip_invisible(text)
+    spans = _redactions(cleaned)
+    if not spans:
+        return Scrubbed(cleaned, ())
+    parts: list[str] = []
+    position = 0
+    for start, end, kind in spans:
+        parts += (cleaned[position:start], "[REDACTED:", kind, "]")
+        position = end
+    parts.append(cleaned[position:])
+    return Scrubbed("".join(parts), tuple(kind for _, _, kind in spans))
 
 
 def scrub_value(value: Any) -> tuple[Any, tuple[str, ...]]:
-    """Scrub every string inside a JSON-like value (dict keys kept), returning the kinds found."""
+    """Scrub every string inside a JSON-like value, returning the kinds found.
+
+    Dict keys are kept, but they give their values context: ``{"password": "hunter2"}`` has no
+    secret in any single string, yet the pair is one.
+    """
     if isinstance(value, str):
         result = scrub(value)
         return result.text, result.kinds
@@ -52,6 +96,10 @@ def scrub_value(value: Any) -> tuple[Any, tuple[str, ...]]:
         out: dict[Any, Any] = {}
         for key, item in value.items():
             out[key], found = scrub_value(item)
+            if not found and isinstance(key, str) and isinstance(item, str):
+                kind = judge_pair(key, out[key])
+                if kind is not None:
+                    out[key], found = f"[REDACTED:{kind}]", (kind,)
             kinds.extend(found)
         return out, tuple(kinds)
     if isinstance(value, list | tuple):
