@@ -13,6 +13,7 @@ from pathlib import Path
 DB_ENV = "RECALL_DB"
 HOME_ENV = "RECALL_HOME"
 MODEL_DIR_ENV = "RECALL_MODEL_DIR"
+PROJECT_ENV = "RECALL_PROJECT"  # set by `recall connect` in each agent's MCP server entry
 
 
 def recall_home() -> Path:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PROJECT_ENV = "RECALL_PROJECT"
+from recall.config import PROJECT_ENV
+
 DUMP_HOOK = ("dump", "--from-hook")
 CONTEXT_HOOK = ("context", "--hook")
 

@@ -1,0 +1,491 @@
+"""The MCP server, driven by the real MCP client over stdio against a spawned `recall mcp` process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import CallToolResult
+
+TIMEOUT = 90  # seconds for one spawned server's whole conversation, model load included
+
+WAL = "Use WAL journal mode for the SQLite store"
+
+# The tool surface agents are written against: names, parameters (type = default) and output shapes.
+# Changing it is a decision; update this dict in the same change, on purpose.
+CONTRACT = MappingProxyType({
+    "memory_search": {
+        "params": {
+            "query": "string",
+            "project": "string? = null",
+            "table": "decision|learning|breadcrumb|session_summary|message? = null",
+            "bias_type": "decision|learning|breadcrumb|session_summary|message? = null",
+            "limit": "integer = 10",
+        },
+        "output": {
+            "query": "string", "project": "string?", "mode": "keyword|hybrid", "retried_as_hybrid": "boolean",
+            "results": "list[#SearchHit]",
+        },
+    },
+    "memory_hybrid_search": {
+        "params": {
+            "query": "string", "project": "string? = null", "limit": "integer = 10", "min_score": "number = 0",
+        },
+        "output": {
+            "query": "string", "project": "string?", "mode": "keyword|hybrid", "retried_as_hybrid": "boolean",
+            "results": "list[#SearchHit]",
+        },
+    },
+    "memory_recall": {
+        "params": {"project": "string? = null", "limit": "integer = 5"},
+        "output": {
+            "project": "string?", "session_summaries": "list[#BriefEntry]", "decisions": "list[#BriefEntry]",
+            "breadcrumbs": "list[#BriefEntry]", "learnings": "list[#BriefEntry]",
+        },
+    },
+    "context_for_agent": {
+        "params": {"agent_task": "string", "project": "string? = null", "max_tokens": "integer = 1500"},
+        "output": {
+            "task": "string", "project": "string?", "text": "string", "tokens": "integer",
+            "max_tokens": "integer", "sufficiency": "#Sufficiency", "items": "list[#BriefEntry]",
+            "omitted": "integer",
+        },
+    },
+    "memory_add": {
+        "params": {
+            "type": "decision|learning|breadcrumb",
+            "content": "string",
+            "detail": "string? = null",
+            "project": "string? = null",
+            "tags": "list[string]? = null",
+            "confidence": "high|medium|low? = null",
+            "importance": "integer = 5",
+            "valid_until": "string? = null",
+        },
+        "output": {"kind": "string", "id": "integer", "record": "#Record"},
+    },
+    "memory_get": {
+        "params": {"table": "decision|learning|breadcrumb|session_summary|message|session", "id": "integer"},
+        "output": {"found": "boolean", "table": "string", "id": "integer", "record": "#Record?"},
+    },
+    "memory_update": {
+        "params": {
+            "table": "decision|learning|breadcrumb",
+            "id": "integer",
+            "content": "string? = null",
+            "detail": "string? = null",
+            "tags": "list[string]? = null",
+            "importance": "integer? = null",
+            "valid_until": "string? = null",
+        },
+        "output": {"found": "boolean", "table": "string", "id": "integer", "record": "#Record?"},
+    },
+    "memory_forget": {
+        "params": {"table": "decision|learning|breadcrumb", "id": "integer"},
+        "output": {"found": "boolean", "table": "string", "id": "integer"},
+    },
+    "memory_forget_many": {
+        "params": {"tags": "list[string]? = null", "older_than_days": "number? = null", "project": "string? = null"},
+        "output": {"deleted": "dict[integer]", "total": "integer"},
+    },
+    "decision_update": {
+        "params": {"id": "integer", "action": "supersede|revert", "superseded_by": "integer? = null"},
+        "output": {"found": "boolean", "id": "integer", "action": "supersede|revert", "record": "#Record?"},
+    },
+    "memory_dump": {
+        "params": {
+            "title": "string",
+            "project": "string? = null",
+            "session_id": "string? = null",
+            "source": 'mcp|claude|cursor|codex = "mcp"',
+            "messages": "list[#DumpMessage]? = null",
+        },
+        "output": {
+            "session_id": "integer", "external_id": "string", "project": "string", "summary_id": "integer",
+            "messages_added": "integer", "sessions": "integer", "redactions": "dict[integer]",
+            "skipped": "dict[integer]",
+        },
+    },
+    "loa_show": {
+        "params": {"id": "integer"},
+        "output": {"found": "boolean", "id": "integer", "summary": "#Record?", "session": "#Record?"},
+    },
+    "memory_stats": {
+        "params": {},
+        "output": {
+            "database": "string", "size_bytes": "integer", "schema_version": "integer", "schema_latest": "integer",
+            "counts": "dict[integer]", "projects": "dict[dict[integer]]", "decisions_by_status": "dict[integer]",
+            "breadcrumbs_expired": "integer", "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
+        },
+    },
+})  # fmt: skip
+
+SHAPES = MappingProxyType({
+    "SearchHit": {
+        "kind": "string", "id": "integer", "project": "string", "created_at": "string", "provenance": "string",
+        "score": "number", "preview": "string", "keyword_rank": "integer?", "cosine": "number?", "extra": "object",
+    },
+    "BriefEntry": {
+        "kind": "string", "id": "integer", "project": "string", "created_at": "string", "provenance": "string",
+        "trusted": "boolean", "content": "string", "detail": "string?", "title": "string?",
+        "importance": "integer?", "status": "string?", "confidence": "string?", "valid_until": "string?",
+        "score": "number?", "cosine": "number?",
+    },
+    "Sufficiency": {
+        "verdict": "sufficient|partial|insufficient", "best_cosine": "number", "coverage": "number",
+        "task_terms": "integer", "matched_terms": "integer", "records": "integer", "line": "string",
+    },
+    "Record": {
+        "kind": "string", "id": "integer", "project": "string", "created_at": "string", "updated_at": "string",
+        "provenance": "string",
+    },
+    "DumpMessage": {"role": "user|assistant|system|tool", "content": "string", "timestamp": "string? = null"},
+    "EmbeddingStats": {
+        "model": "string? = null", "model_hash": "string? = null", "embedded": "dict[integer] (optional)",
+        "pending": "dict[integer] (optional)", "error": "string? = null",
+    },
+    "KeywordIndex": {"rows": "integer", "indexed": "integer", "complete": "boolean"},
+})  # fmt: skip
+
+READ_ONLY = {
+    "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_get", "loa_show",
+    "memory_stats",
+}  # fmt: skip
+DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """The server's working directory: outside git, so its project is this folder's name."""
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    return folder
+
+
+@asynccontextmanager
+async def spawned(db_path: Path, home: Path, cwd: Path) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "recall", "--db", str(db_path), "mcp"],
+        env={"RECALL_HOME": str(home)},
+        cwd=cwd,
+    )
+    async with Client(params) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool that must succeed; return its structured content after checking the readable text."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    assert text_of(result).strip()
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def refused(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    return text_of(result)
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def shape(schema: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        return "#" + schema["$ref"].rsplit("/", 1)[-1]
+    if "anyOf" in schema:
+        kinds = [shape(option) for option in schema["anyOf"] if option.get("type") != "null"]
+        return "|".join(kinds) + ("?" if len(kinds) < len(schema["anyOf"]) else "")
+    if "enum" in schema:
+        return "|".join(schema["enum"])
+    if schema.get("type") == "array":
+        return f"list[{shape(schema['items'])}]"
+    if schema.get("type") == "object" and isinstance(schema.get("additionalProperties"), dict):
+        return f"dict[{shape(schema['additionalProperties'])}]"
+    return schema["type"]
+
+
+def fields(schema: dict[str, Any]) -> dict[str, str]:
+    required = set(schema.get("required", []))
+    out = {}
+    for name, prop in schema.get("properties", {}).items():
+        text = shape(prop)
+        if name not in required:
+            text += f" = {json.dumps(prop['default'])}" if "default" in prop else " (optional)"
+        out[name] = text
+    return out
+
+
+@pytest.mark.anyio
+async def test_the_tool_surface_matches_the_contract(
+    db_path: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with spawned(db_path, isolated_home, workdir) as client:
+            tools = (await client.list_tools()).tools
+
+    surface = {
+        tool.name: {"params": fields(tool.input_schema), "output": fields(tool.output_schema or {})}
+        for tool in tools
+    }
+    assert surface == CONTRACT
+    shapes: dict[str, dict[str, str]] = {}
+    for tool in tools:
+        for schema in (tool.input_schema, tool.output_schema or {}):
+            shapes.update({name: fields(d) for name, d in schema.get("$defs", {}).items()})
+    assert shapes == SHAPES
+    for tool in tools:
+        hints = tool.annotations
+        assert hints is not None and hints.open_world_hint is False, tool.name
+        assert bool(hints.read_only_hint) is (tool.name in READ_ONLY), tool.name
+        assert bool(hints.destructive_hint) is (tool.name in DESTRUCTIVE), tool.name
+        others = [name for name in CONTRACT if name != tool.name and name in (tool.description or "")]
+        assert others, f"{tool.name}'s description should say which tool to use instead, when"
+    assert not db_path.exists(), "listing tools must not open the database"
+
+
+@pytest.mark.anyio
+async def test_records_are_added_read_corrected_and_forgotten(
+    db_path: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with spawned(db_path, isolated_home, workdir) as client:
+            added = await call(
+                client,
+                "memory_add",
+                type="decision",
+                content=WAL,
+                detail="readers never block",
+                tags=["DB", "db ", "Ops"],
+                confidence="high",
+                importance=8,
+            )
+            record = added["record"]
+            assert added["kind"] == "decision" and record["project"] == "shop"  # the server's own project
+            assert record["provenance"] == "user_authored" and record["tags"] == ["db", "ops"]
+
+            got = await call(client, "memory_get", table="decision", id=added["id"])
+            assert got["found"] is True and got["record"]["detail"] == "readers never block"
+
+            fixed = await call(
+                client,
+                "memory_update",
+                table="decision",
+                id=added["id"],
+                content="Use WAL mode; checkpoint hourly",
+            )
+            assert fixed["found"] is True and fixed["record"]["content"] == "Use WAL mode; checkpoint hourly"
+            assert fixed["record"]["created_at"] == record["created_at"]
+            assert fixed["record"]["updated_at"] > record["updated_at"]
+            found = await call(client, "memory_search", query="checkpoint hourly")
+            assert [hit["id"] for hit in found["results"]] == [added["id"]]
+
+            for tool, args in [
+                ("memory_get", {"table": "learning"}),
+                ("memory_update", {"table": "learning", "content": "x"}),
+                ("memory_forget", {"table": "breadcrumb"}),
+            ]:
+                missing = await client.call_tool(tool, {**args, "id": 404})
+                assert not missing.is_error and missing.structured_content["found"] is False, tool
+                assert "found: false" in text_of(missing)
+
+            assert (await call(client, "memory_forget", table="decision", id=added["id"]))["found"] is True
+            assert (await call(client, "memory_get", table="decision", id=added["id"]))["found"] is False
+
+            await call(client, "memory_add", type="learning", content="temporary note", tags=["scratch"])
+            await call(
+                client,
+                "memory_add",
+                type="breadcrumb",
+                content="also temporary",
+                tags=["scratch"],
+                valid_until="2d",
+            )
+            await call(client, "memory_add", type="learning", content="keep me")
+            assert "give tags" in await refused(client, "memory_forget_many")
+            gone = await call(client, "memory_forget_many", tags=["scratch"])
+            assert gone == {"deleted": {"decision": 0, "learning": 1, "breadcrumb": 1}, "total": 2}
+
+            assert "breadcrumbs only" in await refused(
+                client, "memory_add", type="decision", content="x", valid_until="2d"
+            )
+            assert "importance" in await refused(
+                client, "memory_add", type="learning", content="x", importance=11
+            )
+            assert "must not be empty" in await refused(client, "memory_add", type="learning", content="   ")
+            assert "nothing to change" in await refused(client, "memory_update", table="learning", id=1)
+
+
+@pytest.mark.anyio
+async def test_search_recall_and_context_answer_through_the_server(
+    db_path: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with spawned(db_path, isolated_home, workdir) as client:
+            decision = (
+                await call(
+                    client,
+                    "memory_add",
+                    type="decision",
+                    content=WAL,
+                    detail="readers never block the writer",
+                )
+            )["id"]
+            await call(client, "memory_add", type="decision", content="Ship the command line with click")
+            await call(
+                client,
+                "memory_add",
+                type="learning",
+                content="The SQLite WAL file grows until a checkpoint",
+                importance=9,
+            )
+            await call(
+                client, "memory_add", type="breadcrumb", content="Halfway through the WAL checkpoint test"
+            )
+            await call(
+                client,
+                "memory_add",
+                type="learning",
+                content="SQLite WAL in another repository",
+                project="other",
+            )
+
+            found = await call(client, "memory_search", query="WAL", table="decision")
+            assert found["mode"] == "keyword" and [hit["id"] for hit in found["results"]] == [decision]
+            everywhere = await call(client, "memory_search", query="WAL", project="*")
+            assert {hit["project"] for hit in everywhere["results"]} == {"shop", "other"}
+            biased = await call(client, "memory_search", query="WAL checkpoint", bias_type="breadcrumb")
+            assert biased["results"][0]["kind"] == "breadcrumb"
+
+            retried = await call(client, "memory_search", query="journaling durability")
+            assert retried["retried_as_hybrid"] is True and retried["mode"] == "hybrid"
+            assert (await call(client, "memory_search", query="journaling durability", table="learning"))[
+                "results"
+            ] == []
+
+            hybrid = await call(
+                client, "memory_hybrid_search", query="how do readers and the writer share the database?"
+            )
+            scores = [hit["score"] for hit in hybrid["results"]]
+            assert (
+                len(scores) > 1
+                and scores == sorted(scores, reverse=True)
+                and 0 <= scores[-1] <= scores[0] <= 1
+            )
+            assert hybrid["results"][0]["id"] == decision and hybrid["results"][0]["kind"] == "decision"
+            strong = await call(
+                client,
+                "memory_hybrid_search",
+                query="how do readers and the writer share the database?",
+                min_score=0.5,
+            )
+            assert 0 < len(strong["results"]) < len(scores)
+            assert all(hit["score"] >= 0.5 for hit in strong["results"])
+
+            recalled = await call(client, "memory_recall")
+            assert recalled["project"] == "shop"
+            assert [entry["content"] for entry in recalled["learnings"]] == [
+                "The SQLite WAL file grows until a checkpoint"
+            ]
+            assert len(recalled["decisions"]) == 2 and len(recalled["breadcrumbs"]) == 1
+
+            result = await client.call_tool(
+                "context_for_agent",
+                {"agent_task": "Fix the flaky WAL test of the SQLite store", "max_tokens": 300},
+            )
+            brief = result.structured_content
+            assert not result.is_error and brief is not None
+            assert (brief["items"][0]["kind"], brief["items"][0]["id"]) == ("decision", decision)
+            assert brief["tokens"] <= 300 and text_of(result) == brief["text"]
+            assert brief["sufficiency"]["line"] in brief["text"]
+            assert "max_tokens" in await refused(client, "context_for_agent", agent_task="x", max_tokens=50)
+
+
+@pytest.mark.anyio
+async def test_decisions_dumps_summaries_and_stats_answer_through_the_server(
+    db_path: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with spawned(db_path, isolated_home, workdir) as client:
+            old = (await call(client, "memory_add", type="decision", content="Use tabs"))["id"]
+            new = (await call(client, "memory_add", type="decision", content="Use spaces"))["id"]
+
+            superseded = await call(client, "decision_update", id=old, action="supersede", superseded_by=new)
+            assert superseded["found"] is True and superseded["record"]["status"] == "superseded"
+            assert superseded["record"]["superseded_by"] == new
+            assert "only active decisions" in await refused(
+                client, "decision_update", id=old, action="revert"
+            )
+            assert "successor" in await refused(
+                client, "decision_update", id=new, action="revert", superseded_by=old
+            )
+            missing = await call(client, "decision_update", id=404, action="revert")
+            assert missing == {"found": False, "id": 404, "action": "revert", "record": None}
+            assert (await call(client, "decision_update", id=new, action="revert"))["record"][
+                "status"
+            ] == "reverted"
+
+            messages = [
+                {"role": "user", "content": "The checkout test is flaky"},
+                {
+                    "role": "assistant",
+                    "content": "Root cause: an expiring token. We decided to mint one per test.",
+                },
+            ]
+            dumped = await call(
+                client, "memory_dump", title="flaky checkout", session_id="s-1", messages=messages
+            )
+            assert dumped["messages_added"] == 2 and dumped["project"] == "shop"
+            again = await call(
+                client, "memory_dump", title="flaky checkout", session_id="s-1", messages=messages
+            )
+            assert again["messages_added"] == 0 and again["summary_id"] == dumped["summary_id"]
+            assert "messages" in await refused(client, "memory_dump", title="nothing to store")
+
+            shown = await client.call_tool("loa_show", {"id": dumped["summary_id"]})
+            summary = shown.structured_content
+            assert summary is not None and summary["found"] is True
+            assert summary["summary"]["provenance"] == "derived" and summary["session"]["message_count"] == 2
+            assert "  > " in text_of(shown) and "treat as data" in text_of(shown)
+            assert (await call(client, "loa_show", id=404))["found"] is False
+            session = await call(client, "memory_get", table="session", id=dumped["session_id"])
+            assert session["record"]["host"] == "mcp"
+
+            stats = await call(client, "memory_stats")
+            assert stats["counts"]["decision"] == 2 and stats["counts"]["message"] == 2
+            assert stats["decisions_by_status"] == {"superseded": 1, "reverted": 1}
+            assert stats["keyword_index"]["complete"] is True
+            assert stats["database"] == str(db_path)
+
+
+def test_starting_the_server_loads_no_database_layer_or_model(tmp_path: Path) -> None:
+    db = tmp_path / "lazy.db"
+    code = (
+        "import sys\n"
+        "from recall.cli import cli\n"
+        "from recall.mcp_server import LazyStore, create_server\n"
+        f"create_server(LazyStore({str(db)!r}))\n"
+        "heavy = {'sqlalchemy', 'sqlmodel', 'numpy', 'onnxruntime', 'tokenizers', 'detect_secrets'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert not db.exists()
