@@ -78,7 +78,7 @@ def build_summary(title: str, messages: Sequence[dict[str, Any]]) -> SummaryDraf
             elif len(learnings) < MAX_STATEMENTS and _LEARNING.search(line):
                 learnings.append(line)
     parts = [f"# {title}"]
-    if first_request:
+    if first_request and not _same_start(title, first_request):
         parts.append("Asked: " + _clip(" ".join(first_request.split()), FIRST_REQUEST_CHARS))
     if files:
         parts.append("Files: " + ", ".join(list(files)[:MAX_LIST]))
@@ -96,6 +96,12 @@ def build_summary(title: str, messages: Sequence[dict[str, Any]]) -> SummaryDraf
         "learning_lines": len(learnings),
     }
     return SummaryDraft(title=title, content="\n\n".join(parts), meta=meta)
+
+
+def _same_start(title: str, request: str) -> bool:
+    """A title made from the first request says it already; do not repeat it as "Asked"."""
+    stem = title.rstrip("…").strip()
+    return bool(stem) and " ".join(request.split()).startswith(stem)
 
 
 def _call_detail(content: str, tool_name: str | None) -> str:

@@ -228,7 +228,8 @@ class Store:
         """
         with self.transaction() as writer:
             session = self._conn.execute(
-                "SELECT project FROM sessions WHERE id = ?", (session_id,)
+                "SELECT project, coalesce(ended_at, started_at) AS happened FROM sessions WHERE id = ?",
+                (session_id,),
             ).fetchone()
             if session is None:
                 raise NotFound(f"no session with id {session_id}")
@@ -244,9 +245,11 @@ class Store:
             if existing is not None and (existing["title"], existing["content"]) == (draft.title, draft.content):
                 return int(existing["id"])
             if existing is None:
+                # A summary dates from its session, so catch-up lists old imports by when they happened.
+                dated = {"created_at": session["happened"]} if session["happened"] else {}
                 summary_id = writer.insert(
                     "session_summaries",
-                    {"project": session["project"], "session_id": session_id, **values},
+                    {"project": session["project"], "session_id": session_id, **dated, **values},
                     Provenance.DERIVED,
                 )
             else:
