@@ -177,6 +177,15 @@ def print_import_summary(data: dict[str, Any]) -> None:
         click.echo(
             "secrets redacted: " + ", ".join(f"{kind} {count}" for kind, count in data["redactions"].items())
         )
+    if data.get("summaries"):
+        click.echo(f"session summaries written: {data['summaries']}")
+    embedding = data.get("embedding") or {}
+    if embedding.get("error"):
+        click.echo(f"embedding skipped: {embedding['error']}", err=True)
+    elif embedding:
+        left = embedding.get("pending", 0)
+        tail = f"; {left:,} left for `recall embed`" if left else ""
+        click.echo(f"embedded {embedding.get('embedded', 0):,} rows in {embedding.get('seconds', 0)} s{tail}")
     for error in data["errors"][:5]:
         click.echo(f"  ! {error}", err=True)
     if files["seen"] == 0:
