@@ -1,19 +1,31 @@
 """The one search entry point every interface uses: keyword, semantic or hybrid (adr/0007).
 
-Hybrid takes the best keyword and the best vector candidates, gives every candidate both parts
-(bm25 relevance normalised by the best keyword score of the query, and its cosine to the query,
-looked up for keyword-only rows too) and ranks by a weighted sum. On LoCoMo a weighted sum of
-normalised scores beat both single modes while reciprocal rank fusion fell below BM25 at k=5, so
-the weight is calibrated there (bench/locomo.py, 5-fold cross-validation over conversations).
+Hybrid takes the best ``CANDIDATE_DEPTH`` keyword and vector candidates, gives every candidate both
+parts (its bm25 relevance and its cosine to the query, looked up for keyword-only rows too) and
+ranks by a weighted sum of the two parts, each min-max normalised over the candidates. The turns
+right after a keyword match inherit part of its bm25 score (``CARRY``), the lexical mirror of
+embedding a message with the turns before it. On LoCoMo this beat both single modes and every
+reciprocal rank fusion tried; the weight, depth and carry were chosen by 5-fold cross-validation
+over conversations (bench/locomo.py --cv).
+
+The lexical half of hybrid search stems the query lightly (``painting`` → ``paint*``): the index
+tokenizer does not stem, and on LoCoMo stemmed prefixes recovered what a Porter index finds.
+
 Scores of semantic and hybrid results lie in [0, 1], so ``min_score`` means the same everywhere.
+In hybrid mode a score is relative to the query's candidates (the best keyword and best vector
+match each get full credit for their part); the raw parts travel with every hit.
 """
 
 from __future__ import annotations
 
+import re
+import sqlite3
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from recall.errors import InvalidInput
-from recall.models import RecordKind
+from recall.models import KIND_CODES, RecordKind
+from recall.search.fts_query import STOP_WORDS
 
 if TYPE_CHECKING:
     from recall.search.embedder import Embedder
@@ -23,9 +35,18 @@ if TYPE_CHECKING:
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
 
-KEYWORD_WEIGHT = 0.5  # calibrated on LoCoMo; see adr/0007 and bench/locomo.py
-MIN_DEPTH = 50
+# Chosen by 5-fold cross-validation on LoCoMo: bench/locomo.py --cv, adr/0007.
+KEYWORD_WEIGHT = 0.5
+CANDIDATE_DEPTH = 50  # per side; a larger ``limit`` raises it, so the top 10 never depend on ``limit``
+CARRY = 0.7  # share of a keyword match's score the next turn inherits (CARRY**2 the one after)
+CARRY_TURNS = 2  # as many turns as semantic.WINDOW_TURNS puts before a message when embedding it
 BIAS_CAP = 1.0
+STEM_MIN = 4  # shorter stems match too many words (and cost more as prefix queries)
+
+_MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]
+_WORD = re.compile(r"[^\W_]+")
+_SYNTAX = re.compile(r'["*]|\b(?:AND|OR|NOT)\b')
+_SUFFIXES = ("ings", "ing", "edly", "ed", "ers", "er", "es", "s", "ly")
 
 
 def search(
@@ -55,27 +76,29 @@ def search(
 
     embedder = embedder or store.embedder
     weight = KEYWORD_WEIGHT if keyword_weight is None else keyword_weight
-    depth = max(MIN_DEPTH, limit * 3)
+    depth = max(CANDIDATE_DEPTH, limit)
     with store.reading() as conn:
         cosines, query_vector, index = semantic_candidates(
             store, embedder, query, project=project, table=table, depth=depth
         )
         keyword: dict[int, float] = {}
         if mode == "hybrid":
-            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth)
-            missing = [(rowid % 8, rowid // 8) for rowid in keyword if rowid not in cosines]
+            keyword = keyword_candidates(
+                conn, lexical_query(query), project=project, table=table, depth=depth
+            )
+            lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
+            missing = [(rowid % 8, rowid // 8) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
                 cosines[row_id * 8 + code] = cosine
-        best_keyword = max(keyword.values(), default=0.0)
-        keyword_order = {rowid: n for n, rowid in enumerate(sorted(keyword, key=keyword.__getitem__, reverse=True), 1)}
-        fused: dict[int, float] = {}
-        for rowid in cosines.keys() | keyword.keys():
-            cosine = max(0.0, cosines.get(rowid, 0.0))
-            lexical = keyword.get(rowid, 0.0) / best_keyword if best_keyword > 0 else 0.0
-            fused[rowid] = cosine if mode == "semantic" else weight * lexical + (1 - weight) * cosine
+            fused = fuse(lexical, cosines, weight)
+        else:
+            fused = {rowid: max(0.0, cosine) for rowid, cosine in cosines.items()}
         hits = materialise(conn, fused)
+    keyword_order = {
+        rowid: n for n, rowid in enumerate(sorted(keyword, key=keyword.__getitem__, reverse=True), 1)
+    }
     for hit in hits:
-        rowid = hit.id * 8 + _code(hit.kind)
+        rowid = hit.id * 8 + KIND_CODES[RecordKind(hit.kind)]
         hit.cosine = cosines.get(rowid)
         hit.keyword_score = keyword.get(rowid)
         hit.keyword_rank = keyword_order.get(rowid)
@@ -83,7 +106,86 @@ def search(
     return [hit for hit in ranked if hit.score >= min_score][:limit]
 
 
-def _code(kind: str) -> int:
-    from recall.models import KIND_CODES
+def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) -> dict[int, float]:
+    """rowid → ``weight · lexical + (1 - weight) · meaning``, each part min-max scaled to [0, 1].
 
-    return KIND_CODES[RecordKind(kind)]
+    bm25 has no fixed range and MiniLM cosines crowd into 0.1-0.6, so raw values would let one
+    side dominate; stretching both over this query's candidates makes ``weight`` mean the same for
+    every query. A row the keyword side did not return gets 0 for that part.
+    """
+    lexical = _stretch(keyword)
+    meaning = _stretch(cosines)
+    return {
+        rowid: weight * lexical.get(rowid, 0.0) + (1 - weight) * meaning.get(rowid, 0.0)
+        for rowid in keyword.keys() | cosines.keys()
+    }
+
+
+def following_turns(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, list[int]]:
+    """Index rowid of a message → rowids of the next ``CARRY_TURNS`` text turns of its session."""
+    ids = [rowid // 8 for rowid in rowids if rowid % 8 == _MESSAGE_CODE]
+    if not ids:
+        return {}
+    rows = conn.execute(
+        f"""SELECT m.id, n.id FROM messages m JOIN messages n ON n.id IN (
+                SELECT p.id FROM messages p
+                WHERE p.session_id = m.session_id AND p.ordinal > m.ordinal AND p.kind = 'text'
+                  AND p.origin IN ('human', 'agent')
+                ORDER BY p.ordinal LIMIT {int(CARRY_TURNS)})
+            WHERE m.id IN ({", ".join("?" for _ in ids)})
+            ORDER BY m.id, n.ordinal""",
+        ids,
+    ).fetchall()
+    out: dict[int, list[int]] = {}
+    for source, target in rows:
+        out.setdefault(source * 8 + _MESSAGE_CODE, []).append(target * 8 + _MESSAGE_CODE)
+    return out
+
+
+def carry_forward(
+    keyword: dict[int, float], following: dict[int, list[int]], carry: float
+) -> dict[int, float]:
+    """Keyword scores where the turns after a match inherit ``carry**n`` of its score.
+
+    The lexical counterpart of embedding a message with the turns before it: an answer often
+    names nothing of the question, while the turn just before it (the question it answers) does.
+    A row keeps its own score when that is higher.
+    """
+    out = dict(keyword)
+    for rowid, score in keyword.items():
+        for step, target in enumerate(following.get(rowid, ()), 1):
+            inherited = score * carry**step
+            if inherited > out.get(target, 0.0):
+                out[target] = inherited
+    return out
+
+
+def _stretch(values: dict[int, float]) -> dict[int, float]:
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    span = high - low
+    return {rowid: (value - low) / span if span > 0 else 1.0 for rowid, value in values.items()}
+
+
+def lexical_query(query: str) -> str:
+    """The question as stemmed prefix terms (``went painting`` → ``went paint*``), minus stop words.
+
+    Queries with deliberate syntax (quotes, ``*``, AND/OR/NOT) pass through untouched.
+    """
+    if _SYNTAX.search(query):
+        return query
+    words = [word.lower() for word in _WORD.findall(query)]
+    content = [word for word in words if word not in STOP_WORDS] or words
+    return " ".join(dict.fromkeys(_stem_prefix(word) for word in content))
+
+
+def _stem_prefix(word: str) -> str:
+    stem = word
+    for suffix in _SUFFIXES:
+        if stem.endswith(suffix) and len(stem) - len(suffix) >= STEM_MIN:
+            stem = stem[: -len(suffix)]
+            break
+    if stem[-1] in "eiy" and len(stem) > STEM_MIN:  # dance/dancing, family/families
+        stem = stem[:-1]
+    return f"{stem}*" if len(stem) >= STEM_MIN else word

@@ -3,7 +3,9 @@
 Embedded: every decision, learning, breadcrumb and session summary on write, and the text messages
 people and agents wrote (tool output, injected context and thinking are left to keyword search:
 they are long, noisy and would cost most of the embedding time). A message is embedded together
-with the turn before it: the window measured better than single turns on LoCoMo (bench/locomo.py).
+with the ``WINDOW_TURNS`` turns before it in its session: an answer rarely repeats the question it
+answers, and on LoCoMo the window lifted recall well above single turns (bench/locomo.py --window,
+adr/0007). The window costs embedding throughput (texts are about three turns long).
 
 Vectors record the model key (model id + file hash); only vectors of the current model are ever
 searched, and `recall embed --rebuild` re-embeds after a model change.
@@ -28,7 +30,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBED_ORIGINS = ("human", "agent", "compaction")
-WINDOW_PREVIOUS_CHARS = 600
+# A message is embedded with the turns before it in its session: on LoCoMo two previous turns beat
+# none, one and three (bench/locomo.py --window N, adr/0007). Read at call time by _message_sql.
+WINDOW_TURNS = 2
+WINDOW_TURN_CHARS = 600  # of each previous turn: a long paste must not drown the message itself
 BATCH_ROWS = 256
 
 Progress = Callable[[int, int], None]
@@ -39,14 +44,26 @@ _RECORD_TEXT: dict[RecordKind, str] = {
     RecordKind.BREADCRUMB: "SELECT id, project, content || coalesce(char(10) || detail, '') AS text FROM breadcrumbs",
     RecordKind.SESSION_SUMMARY: "SELECT id, project, title || char(10) || content AS text FROM session_summaries",
 }
-_MESSAGES = f"""
-SELECT m.id, m.project,
-       coalesce((SELECT substr(p.content, 1, {WINDOW_PREVIOUS_CHARS}) FROM messages p
-                 WHERE p.session_id = m.session_id AND p.ordinal < m.ordinal AND p.kind = 'text'
-                   AND p.origin IN ('human', 'agent')
-                 ORDER BY p.ordinal DESC LIMIT 1) || char(10), '') || m.content AS text
+
+
+def _message_sql() -> str:
+    """Each text message, then up to ``WINDOW_TURNS`` earlier people/agent turns, oldest first.
+
+    The message comes first so that truncation at the model's token limit drops context, never the
+    message itself; on LoCoMo this order also scored higher than previous turns first (adr/0007).
+    """
+    previous = f"""
+       (SELECT group_concat(turn, char(10)) FROM (
+            SELECT turn FROM (
+                SELECT substr(p.content, 1, {int(WINDOW_TURN_CHARS)}) AS turn, p.ordinal FROM messages p
+                WHERE p.session_id = m.session_id AND p.ordinal < m.ordinal AND p.kind = 'text'
+                  AND p.origin IN ('human', 'agent')
+                ORDER BY p.ordinal DESC LIMIT {int(WINDOW_TURNS)})
+            ORDER BY ordinal))"""
+    return f"""
+SELECT m.id, m.project, m.content || coalesce(char(10) || {previous}, '') AS text
 FROM messages m
-WHERE m.kind = 'text' AND m.origin IN ('human', 'agent', 'compaction')
+WHERE m.kind = 'text' AND m.origin IN ({", ".join(f"'{o}'" for o in EMBED_ORIGINS)})
 """
 
 
@@ -63,12 +80,17 @@ class EmbedReport:
 
 
 def model_key(store: Store, embedder: Embedder) -> int:
-    with store.transaction() as writer:
-        return writer.register_model(embedder.model_id, embedder.model_hash, embedder.dim)
+    """The key of this exact model file in this store, registered once per process (not per query)."""
+    keys: dict[tuple[str, str], int] = store.cache.setdefault("model_keys", {})
+    identity = (embedder.model_id, embedder.model_hash)
+    if identity not in keys:
+        with store.transaction() as writer:
+            keys[identity] = writer.register_model(*identity, embedder.dim)
+    return keys[identity]
 
 
 def _pending_sql(kind: RecordKind, project: str | None, limit: int | None) -> str:
-    base = _MESSAGES if kind is RecordKind.MESSAGE else _RECORD_TEXT[kind]
+    base = _message_sql() if kind is RecordKind.MESSAGE else _RECORD_TEXT[kind]
     alias = "m." if kind is RecordKind.MESSAGE else ""
     joiner = " AND " if kind is RecordKind.MESSAGE else " WHERE "
     clause = (
@@ -138,7 +160,11 @@ def embed_pending(
 def embed_one(store: Store, embedder: Embedder, kind: RecordKind, row_id: int) -> None:
     """Embed a record just written (on write, not in a batch job)."""
     key = model_key(store, embedder)
-    base = _MESSAGES + " AND m.id = :id" if kind is RecordKind.MESSAGE else _RECORD_TEXT[kind] + " WHERE id = :id"
+    base = (
+        _message_sql() + " AND m.id = :id"
+        if kind is RecordKind.MESSAGE
+        else _RECORD_TEXT[kind] + " WHERE id = :id"
+    )
     with store.reading() as conn:
         rows = conn.execute(base, {"id": row_id}).fetchall()
     if rows:

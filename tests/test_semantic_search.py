@@ -1,0 +1,185 @@
+"""Search by meaning through the store, with the real ONNX model (loaded once, about a second)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recall.cli import cli
+from recall.errors import InvalidInput
+from recall.models import RecordKind
+from recall.search import hybrid, semantic
+from recall.search.embedder import Embedder, FakeEmbedder, get_embedder
+from recall.store import NewRecord, RecordChanges, Store
+from recall.transcript import Origin, Role, Transcript, TranscriptMessage
+
+pytestmark = pytest.mark.slow
+
+DISTRACTORS = [
+    "Fixed the alignment of the login button on the settings page",
+    "The user prefers tabs in Python files",
+    "Renamed the helper that parses command line flags",
+    "CI now caches downloaded packages between runs",
+    "We chose React for the dashboard frontend",
+]
+TARGET = "The database migration failed because the disk was full"
+PARAPHRASE = "Storage ran out of space during a schema upgrade"
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    return get_embedder()
+
+
+@pytest.fixture
+def real_store(db_path: Path, minilm: Embedder) -> Iterator[Store]:
+    with Store(db_path, embedder=minilm) as opened:
+        yield opened
+
+
+def add(store: Store, content: str, project: str = "p") -> int:
+    return store.add(NewRecord(RecordKind.LEARNING, content, project))
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_a_paraphrase_sharing_no_word_finds_its_target_first(real_store: Store, mode: str) -> None:
+    assert not words(PARAPHRASE) & words(TARGET)
+    for text in DISTRACTORS:
+        add(real_store, text)
+    target = add(real_store, TARGET)
+    assert not real_store.search(hybrid.lexical_query(PARAPHRASE), project="p")  # no stem in common either
+
+    hits = hybrid.search(real_store, PARAPHRASE, mode=mode, project="p")  # type: ignore[arg-type]
+
+    assert hits[0].id == target
+    assert hits[0].keyword_score is None and hits[0].cosine is not None
+
+
+def test_vectors_of_another_model_are_never_compared(db_path: Path, minilm: Embedder) -> None:
+    fake = FakeEmbedder()
+    with Store(db_path, embedder=fake) as store:
+        by_fake = add(store, TARGET)
+    with Store(db_path, embedder=minilm) as store:
+        by_minilm = add(store, "The disk filled up while the database migration ran")
+        real_hits = hybrid.search(store, PARAPHRASE, mode="semantic", project="p")
+        fake_hits = hybrid.search(store, TARGET, mode="semantic", project="p", embedder=fake)
+        pending = semantic.count_pending(store, semantic.model_key(store, minilm))
+
+    assert [h.id for h in real_hits] == [by_minilm]
+    assert [h.id for h in fake_hits] == [by_fake]
+    assert pending[RecordKind.LEARNING.value] == 1  # the fake model's row still waits for a MiniLM vector
+
+
+def test_the_project_filter_holds_on_the_vector_side(real_store: Store, minilm: Embedder) -> None:
+    mine = add(real_store, TARGET, project="mine")
+    add(real_store, TARGET, project="theirs")
+
+    for mode in ("semantic", "hybrid"):
+        hits = hybrid.search(real_store, PARAPHRASE, mode=mode, project="mine")  # type: ignore[arg-type]
+        assert [(h.id, h.project) for h in hits] == [(mine, "mine")]
+    index = semantic.vector_index(real_store, minilm)
+    assert index.search(minilm.embed_query(PARAPHRASE), k=10, project="nowhere") == []
+
+
+def test_scores_stay_between_zero_and_one_and_min_score_filters(real_store: Store) -> None:
+    for text in [*DISTRACTORS, TARGET, "The disk is full again", "full disk, full database"]:
+        add(real_store, text)
+
+    for mode in ("semantic", "hybrid"):
+        every = hybrid.search(real_store, "database disk full", mode=mode, project="p", limit=50)  # type: ignore[arg-type]
+        assert every and all(0.0 <= h.score <= 1.0 for h in every)
+        strong = hybrid.search(
+            real_store, "database disk full", mode=mode, project="p", limit=50, min_score=0.5
+        )  # type: ignore[arg-type]
+        assert strong and len(strong) < len(every) and all(h.score >= 0.5 for h in strong)
+    with pytest.raises(InvalidInput):
+        hybrid.search(real_store, "disk", min_score=1.5)
+
+
+def conversation(turns: int) -> Transcript:
+    messages = tuple(
+        TranscriptMessage(key=str(n), role=Role.USER if n % 2 else Role.ASSISTANT, text=f"turn {n} about caching",
+                          origin=Origin.HUMAN if n % 2 else Origin.AGENT)
+        for n in range(turns)
+    )  # fmt: skip
+    return Transcript(host="test", external_id="s1", messages=messages)
+
+
+def test_embedding_resumes_after_a_stop(
+    db_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic, "BATCH_ROWS", 4)
+    with Store(db_path, embedder=minilm, embed_on_write=False) as store:
+        store.import_transcripts([conversation(10)], project="p")
+        key = semantic.model_key(store, minilm)
+
+        nothing = semantic.embed_pending(store, minilm, budget_seconds=0.0)
+
+        def stop(done: int, total: int) -> None:
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            semantic.embed_pending(store, minilm, progress=stop)
+        halfway = semantic.count_embedded(store, key)["message"]
+        rest = semantic.embed_pending(store, minilm)
+
+    assert (nothing.embedded, nothing.pending) == (0, 10)
+    assert halfway == 4  # the first batch was committed before the stop
+    assert (rest.embedded, rest.pending) == (6, 0)
+
+
+def test_rebuild_embeds_everything_again(db_path: Path, real_store: Store, minilm: Embedder) -> None:
+    add(real_store, TARGET)
+    add(real_store, "another learning")
+    real_store.connection.execute("UPDATE embeddings SET scale = 0")  # vectors of "another model"
+    assert hybrid.search(real_store, PARAPHRASE, mode="semantic", project="p")[0].cosine == 0.0
+
+    result = CliRunner().invoke(
+        cli, ["--db", str(db_path), "embed", "--rebuild", "--json"], catch_exceptions=False
+    )
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["embedded"] == 2
+    assert semantic.count_embedded(real_store, semantic.model_key(real_store, minilm))["learning"] == 2
+    assert hybrid.search(real_store, PARAPHRASE, mode="semantic", project="p")[0].cosine > 0.3
+
+
+def test_deleting_or_editing_a_record_drops_its_old_vector(real_store: Store) -> None:
+    kept = add(real_store, "Use WAL mode for concurrent readers")
+    gone = add(real_store, TARGET)
+    before = vector_hash(real_store, kept)
+
+    real_store.update(RecordKind.LEARNING, kept, RecordChanges(content="Pin numpy below 3 in the lock file"))
+    real_store.forget(RecordKind.LEARNING, gone)
+
+    assert vector_hash(real_store, gone) is None
+    assert vector_hash(real_store, kept) not in (None, before)
+    hits = hybrid.search(real_store, "which numpy version is allowed", mode="semantic", project="p")
+    assert [h.id for h in hits] == [kept]
+
+
+def vector_hash(store: Store, row_id: int) -> str | None:
+    row = store.connection.execute(
+        "SELECT content_hash FROM embeddings WHERE kind_code = 2 AND row_id = ?", (row_id,)
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def test_lexical_query_stems_words_into_prefixes_and_keeps_deliberate_syntax() -> None:
+    assert hybrid.lexical_query("When did she go painting with her families?") == "go paint* famil*"
+    assert hybrid.lexical_query('"exact phrase" OR other') == '"exact phrase" OR other'
+
+
+def test_the_turns_after_a_keyword_match_inherit_part_of_its_score() -> None:
+    keyword = {10: 4.0, 20: 1.0}
+    carried = hybrid.carry_forward(keyword, {10: [20, 30], 20: [30]}, carry=0.5)
+    assert carried == {10: 4.0, 20: 2.0, 30: 1.0}
