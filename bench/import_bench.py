@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-WORDS = (
+WORDS = (  # noqa: SIM905 - a word list reads best as one string
     "the a to of and in is that for it on with as this we be are was by not or an at from function "
     "test error database query index file config server client request response cache token user "
     "session import migration schema table column value string list dict async await return class "
@@ -33,13 +33,22 @@ WORDS = (
 ).split()
 SECRETS = [
     lambda r: "AKIA" + "".join(r.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16)),
-    lambda r: "ghp_" + "".join(r.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(36)),
-    lambda r: "sk-ant-api03-" + "".join(r.choice("abcdefghijklmnopqrstuvwxyz0123456789_-") for _ in range(90)),
+    lambda r: (
+        "ghp_"
+        + "".join(
+            r.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(36)
+        )
+    ),
+    lambda r: (
+        "sk-ant-api03-" + "".join(r.choice("abcdefghijklmnopqrstuvwxyz0123456789_-") for _ in range(90))
+    ),
 ]
 
 
 def _prose(rng: random.Random, low: int, high: int) -> str:
-    words = [WORDS[min(int(rng.paretovariate(1.1)) - 1, len(WORDS) - 1)] for _ in range(rng.randint(low, high))]
+    words = [
+        WORDS[min(int(rng.paretovariate(1.1)) - 1, len(WORDS) - 1)] for _ in range(rng.randint(low, high))
+    ]
     return " ".join(words).capitalize() + "."
 
 

@@ -22,7 +22,9 @@ def run(db_path: Path):
 
 
 def test_add_prints_the_new_id_and_show_reads_it(run) -> None:
-    result = run("add", "decision", "Use WAL", "--detail", "readers", "--project", "p", "--tags", "DB, db ,Ops")
+    result = run(
+        "add", "decision", "Use WAL", "--detail", "readers", "--project", "p", "--tags", "DB, db ,Ops"
+    )
     assert result.exit_code == 0, result.output
     assert result.output.strip() == "1"
     shown = json.loads(run("show", "decision", "1", "--json").output)

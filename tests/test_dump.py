@@ -24,7 +24,9 @@ MESSAGES = [
 
 
 def test_explicit_messages_become_a_session_with_a_derived_summary(store: Store) -> None:
-    result = dump_session(store, title="flaky checkout", source="mcp", session_id="s-1", messages=MESSAGES, cwd="/x/shop")
+    result = dump_session(
+        store, title="flaky checkout", source="mcp", session_id="s-1", messages=MESSAGES, cwd="/x/shop"
+    )
     assert result.messages_added == 3 and result.project == "shop"
     summary = store.require(RecordKind.SESSION_SUMMARY, result.summary_id)
     assert summary["provenance"] == "derived"
@@ -54,7 +56,9 @@ def test_a_dump_of_an_imported_host_session_adds_nothing_new(store: Store) -> No
 
 def test_a_host_dump_marks_its_file_so_the_next_import_skips_it(store: Store) -> None:
     dump_session(store, title="t", source="claude", path=SPOTTER / "short.jsonl")
-    summary = run_import(store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0)
+    summary = run_import(
+        store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0
+    )
     assert (summary.files_unchanged, summary.files_read) == (1, 0)
 
 

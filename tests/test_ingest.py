@@ -76,7 +76,9 @@ def test_appended_lines_add_exactly_those_messages(store: Store, tmp_path: Path)
     last = json.loads(lines[-1])
     extra = []
     for n in range(3):
-        line = dict(last, uuid=f"00000000-0000-4000-8000-00000000000{n}", parentUuid=last["uuid"], type="user")
+        line = dict(
+            last, uuid=f"00000000-0000-4000-8000-00000000000{n}", parentUuid=last["uuid"], type="user"
+        )
         line["message"] = {"role": "user", "content": f"follow-up question number {n}"}
         line.pop("toolUseResult", None)
         extra.append(json.dumps(line) + "\n")
@@ -138,7 +140,7 @@ def test_an_unreadable_file_is_reported_and_the_rest_imports(store: Store, tmp_p
     good = tmp_path / "good.jsonl"
     shutil.copy(SPOTTER / "short.jsonl", good)
     bad = tmp_path / "bad.jsonl"
-    bad.write_bytes(b"\xff\xfe not json at all \x00\n{\"type\": \"user\"\n")
+    bad.write_bytes(b'\xff\xfe not json at all \x00\n{"type": "user"\n')
     summary = run_import(store, [get_adapter("claude")], paths=[tmp_path], embed_budget_seconds=0)
     assert summary.files_failed == 0
     assert summary.messages_added > 0

@@ -12,7 +12,9 @@ from recall.cli.context import AppContext, emit_json, json_option, pass_app
 
 @click.command()
 @click.option("--project", help="Only this project.")
-@click.option("--rebuild", is_flag=True, help="Drop every stored vector and embed everything with the current model.")
+@click.option(
+    "--rebuild", is_flag=True, help="Drop every stored vector and embed everything with the current model."
+)
 @json_option
 @pass_app
 def embed(app: AppContext, project: str | None, rebuild: bool, as_json: bool) -> None:
@@ -31,7 +33,9 @@ def embed(app: AppContext, project: str | None, rebuild: bool, as_json: bool) ->
         if as_json or not sys.stderr.isatty():
             return
         if bar is None:
-            bar = click.progressbar(length=total, label="embedding", file=sys.stderr, show_pos=True, show_eta=True)
+            bar = click.progressbar(
+                length=total, label="embedding", file=sys.stderr, show_pos=True, show_eta=True
+            )
             bar.__enter__()
         bar.update(done - bar.pos)
 
@@ -44,7 +48,9 @@ def embed(app: AppContext, project: str | None, rebuild: bool, as_json: bool) ->
         emit_json(report.to_dict())
         return
     rate = report.embedded / report.seconds if report.seconds else 0.0
-    click.echo(f"embedded {report.embedded:,} rows with {report.model_id} in {report.seconds:.1f} s ({rate:.0f}/s)")
+    click.echo(
+        f"embedded {report.embedded:,} rows with {report.model_id} in {report.seconds:.1f} s ({rate:.0f}/s)"
+    )
 
 
 COMMANDS = [embed]

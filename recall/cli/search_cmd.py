@@ -11,13 +11,17 @@ _KINDS = ("decision", "learning", "breadcrumb", "session_summary", "message")
 
 @click.command()
 @click.argument("query")
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "semantic"]), default="hybrid", show_default=True)
+@click.option(
+    "--mode", type=click.Choice(["hybrid", "keyword", "semantic"]), default="hybrid", show_default=True
+)
 @click.option("--project", help="Only this project (default: the current git repository's).")
 @click.option("--all-projects", is_flag=True, help="Search every project.")
 @click.option("--table", type=click.Choice(_KINDS), help="Only this kind of record.")
 @click.option("--bias", type=click.Choice(_KINDS), help="Prefer this kind, without excluding others.")
 @click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, help="Hybrid/semantic: drop weaker hits.")
+@click.option(
+    "--min-score", type=click.FloatRange(0, 1), default=0.0, help="Hybrid/semantic: drop weaker hits."
+)
 @json_option
 @pass_app
 def search(
@@ -52,7 +56,9 @@ def search(
         min_score=min_score,
     )
     if as_json:
-        emit_json({"query": query, "mode": mode, "project": scope, "results": [hit.to_dict() for hit in hits]})
+        emit_json(
+            {"query": query, "mode": mode, "project": scope, "results": [hit.to_dict() for hit in hits]}
+        )
         return
     if not hits:
         where = f" in project {scope!r}" if scope else ""
@@ -62,7 +68,9 @@ def search(
     for hit in hits:
         when = hit.created_at[:10]
         status = f" [{hit.extra['status']}]" if hit.extra.get("status") not in (None, "active") else ""
-        click.echo(f"{hit.kind}#{hit.id}{status}  {hit.project}  {when}  {hit.provenance}  score {hit.score:.3g}")
+        click.echo(
+            f"{hit.kind}#{hit.id}{status}  {hit.project}  {when}  {hit.provenance}  score {hit.score:.3g}"
+        )
         click.echo(f"  {hit.content if len(hit.content) <= 600 else hit.preview}")
 
 

@@ -221,7 +221,9 @@ class Store:
             ).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def write_summary(self, session_id: int, draft: SummaryDraft, *, importance: int = 5, embed: bool = True) -> int:
+    def write_summary(
+        self, session_id: int, draft: SummaryDraft, *, importance: int = 5, embed: bool = True
+    ) -> int:
         """Store (or refresh) the one summary of a session; recall composed it, so it is derived.
 
         Bulk callers (imports) pass ``embed=False`` and leave the vector to the batched embedder.
@@ -242,7 +244,10 @@ class Store:
             existing = self._conn.execute(
                 "SELECT id, title, content FROM session_summaries WHERE session_id = ?", (session_id,)
             ).fetchone()
-            if existing is not None and (existing["title"], existing["content"]) == (draft.title, draft.content):
+            if existing is not None and (existing["title"], existing["content"]) == (
+                draft.title,
+                draft.content,
+            ):
                 return int(existing["id"])
             if existing is None:
                 # A summary dates from its session, so catch-up lists old imports by when they happened.

@@ -58,7 +58,9 @@ class BatchOutcome:
 def message_hash(message: TranscriptMessage) -> str:
     """Identity of a message's content, to notice when a stored message grew."""
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{message.role}\x1f{message.origin}\x1f{message.kind}\x1f{message.tool_name or ''}\x1f".encode())
+    digest.update(
+        f"{message.role}\x1f{message.origin}\x1f{message.kind}\x1f{message.tool_name or ''}\x1f".encode()
+    )
     digest.update(message.text.encode("utf-8", errors="surrogatepass"))
     return digest.hexdigest()
 
@@ -158,7 +160,10 @@ def _write_one(
             writer.update(
                 "messages",
                 _message_id(conn, session_id, message.key),
-                {k: values[k] for k in ("content", "content_hash", "origin", "kind", "tool_name", "timestamp", "meta")},
+                {
+                    k: values[k]
+                    for k in ("content", "content_hash", "origin", "kind", "tool_name", "timestamp", "meta")
+                },
             )
             result.updated += 1
     result.added = writer.insert_many("messages", new_rows, Provenance.VERBATIM, columns=_MESSAGE_COLUMNS)
