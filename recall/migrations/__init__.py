@@ -72,6 +72,10 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
     for step in steps[current:target]:
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # Another process may have applied this step while we waited for the write lock.
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= step.version:
+                conn.execute("COMMIT")
+                continue
             for statement in split_statements(step.sql):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {step.version}")
