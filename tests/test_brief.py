@@ -255,3 +255,30 @@ def test_keyword_index_health_counts_every_row(store: Store) -> None:
     health = keyword_index_health(store)
 
     assert health == {"rows": 4, "indexed": 4, "complete": True}
+
+
+class _MissingModel:
+    """An embedder whose model file is gone: every use raises ModelUnavailable."""
+
+    model_id = "missing"
+    dim = 384
+
+    @property
+    def model_hash(self) -> str:
+        from recall.errors import ModelUnavailable
+
+        raise ModelUnavailable("model.onnx is missing; reinstall recall-memory")
+
+    def embed_documents(self, texts):  # pragma: no cover - never reached
+        raise AssertionError
+
+    def embed_query(self, text):  # pragma: no cover - never reached
+        raise AssertionError
+
+
+def test_context_falls_back_to_keywords_when_the_model_is_missing(db_path) -> None:
+    with Store(db_path, embedder=_MissingModel(), embed_on_write=False) as store:
+        decision = seed_wal_project(store)
+        brief = context_for_agent(store, "Fix the flaky WAL test of the SQLite store", "p")
+    assert decision in [item.id for item in brief.items if item.kind == "decision"]
+    assert brief.tokens <= brief.max_tokens
