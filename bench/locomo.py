@@ -4,6 +4,7 @@
     python bench/locomo.py --json         # the same figures as JSON
     python bench/locomo.py --cv           # + fusion ablation and 5-fold cross-validation (adr/0007)
     python bench/locomo.py --window 0     # ablation: embed single turns instead of the shipped window
+    python bench/locomo.py --window 1 --cap 200   # ... or another window / cap per earlier turn
     python bench/locomo.py --data PATH    # another copy of locomo10.json (its sha256 is checked)
 
 Every conversation goes through the real write path (``Store.import_transcripts``: scrubber,
@@ -272,9 +273,7 @@ def collect_parts(bench: Bench) -> list[Parts]:
     parts = []
     with bench.store.reading() as conn:
         for q in bench.questions:
-            lexical = keyword_candidates(
-                conn, hybrid.lexical_query(q.text), project=q.sample_id, table=None, depth=max(DEPTHS)
-            )
+            lexical = keyword_candidates(conn, q.text, project=q.sample_id, table=None, depth=max(DEPTHS))
             cosines, _, _ = semantic.semantic_candidates(
                 bench.store, bench.embedder, q.text, project=q.sample_id, table=None, depth=10**6
             )
@@ -418,13 +417,15 @@ def settings() -> dict[str, Any]:
         "candidate_depth": hybrid.CANDIDATE_DEPTH,
         "carry": hybrid.CARRY,
         "carry_turns": hybrid.CARRY_TURNS,
-        "stem_min": hybrid.STEM_MIN,
+        "window_turn_chars": semantic.WINDOW_TURN_CHARS,
     }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.window is not None:
         semantic.WINDOW_TURNS = args.window  # ablation of the message text unit
+    if args.cap is not None:
+        semantic.WINDOW_TURN_CHARS = args.cap
     conversations = load(args.data)
     embedder = get_embedder()
     with tempfile.TemporaryDirectory(prefix="recall-locomo-") as tmp:
@@ -518,6 +519,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--cv", action="store_true", help="also run the fusion ablation and 5-fold CV")
     parser.add_argument("--window", type=int, help="embed each message with this many previous turns")
+    parser.add_argument("--cap", type=int, help="characters kept of each previous turn in the window")
     args = parser.parse_args()
     results = run(args)
     print(json.dumps(results, indent=1) if args.json else table(results))

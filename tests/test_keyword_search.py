@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from recall.migrations import latest_version, migrate
 from recall.models import RecordKind
 from recall.search.fts_query import build_match
 from recall.store import NewRecord, Store
@@ -127,3 +130,76 @@ def test_one_scale_across_kinds(store: Store) -> None:
     hits = store.search("signing keys", project="p")
     assert len(hits) == 2
     assert hits[0].score == pytest.approx(hits[1].score)
+
+
+def test_the_index_stems_so_other_forms_of_a_word_match(store: Store) -> None:
+    store.add(NewRecord(RecordKind.LEARNING, "Caroline went painting with her families", "p"))
+    store.add(NewRecord(RecordKind.DECISION, "the deployment runs nightly", "p"))
+    assert [h.content[:8] for h in store.search("who paints?", project="p")] == ["Caroline"]
+    assert [h.content[:8] for h in store.search("family", project="p")] == ["Caroline"]
+    assert [h.content[:8] for h in store.search('"paint with"', project="p")] == ["Caroline"]
+    assert [h.content[:8] for h in store.search("deploy*", project="p")] == ["the depl"]
+    assert [h.content[:8] for h in store.search("run", project="p")] == ["the depl"]
+
+
+def test_a_prefix_ending_in_y_also_searches_without_it() -> None:
+    assert build_match("deploy*") == '("deploy" * OR "deplo" *)'
+    assert build_match("key*") == '"key" *'
+    assert build_match("migrat*") == '"migrat" *'
+
+
+def test_kind_and_project_filters_survive_the_stemmer(store: Store) -> None:
+    """Scope tokens are stemmed too; kinds and projects (hex ending in e, like 'n') stay apart."""
+    for project in ("pattern", "patter", "patterns", "n", "ne"):
+        store.add(NewRecord(RecordKind.LEARNING, f"shared words about {project}", project))
+    store.add(NewRecord(RecordKind.DECISION, "shared words decided", "pattern"))
+    for project in ("pattern", "patter", "patterns", "n", "ne"):
+        assert {h.project for h in store.search("shared words", project=project)} == {project}
+    assert {h.kind for h in store.search("shared", table=RecordKind.DECISION)} == {"decision"}
+    assert len(store.search("shared", table=RecordKind.LEARNING)) == 5
+
+
+def test_a_version_3_database_is_reindexed_with_stems(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    migrate(conn, target=3)
+    now = "2026-01-01T00:00:00+00:00"
+    conn.execute(
+        "INSERT INTO decisions (project, created_at, updated_at, provenance, content, detail, tags) "
+        "VALUES ('p', ?, ?, 'user_authored', 'we chose painting robots', 'because of families', '[\"arts\"]')",
+        (now, now),
+    )
+    conn.execute(
+        "INSERT INTO sessions (id, project, created_at, updated_at, provenance, host, external_id) "
+        "VALUES (7, 'p', ?, ?, 'verbatim', 'claude', 's1')",
+        (now, now),
+    )
+    conn.execute(
+        "INSERT INTO messages (project, created_at, updated_at, provenance, session_id, external_id, ordinal, "
+        "role, origin, kind, content, content_hash) "
+        "VALUES ('p', ?, ?, 'verbatim', 7, 'm1', 0, 'user', 'human', 'text', 'the builds were failing', 'h')",
+        (now, now),
+    )
+    conn.execute(
+        "INSERT INTO session_summaries (project, created_at, updated_at, provenance, session_id, title, content) "
+        "VALUES ('q', ?, ?, 'derived', 7, 'Hiking trips', 'planned walks')",
+        (now, now),
+    )
+    unstemmed = "SELECT count(*) FROM search_index WHERE search_index MATCH 'paints'"
+    assert conn.execute(unstemmed).fetchone()[0] == 0
+    conn.close()
+    with Store(db_path) as store:
+        assert store.connection.execute("PRAGMA user_version").fetchone()[0] == latest_version()
+        assert [h.kind for h in store.search("paints", project="p")] == ["decision"]
+        assert [h.kind for h in store.search("family", project="p")] == ["decision"]
+        assert [h.kind for h in store.search("art", project="p")] == ["decision"]
+        assert [h.kind for h in store.search("failed build", project="p")] == ["message"]
+        assert [h.kind for h in store.search("hike walking", project="q")] == ["session_summary"]
+        assert store.search("hike", project="p") == []
+        # the old triggers feed the rebuilt table: edits and deletes keep it exact
+        store.connection.execute("UPDATE decisions SET content = 'we chose sculpting' WHERE project = 'p'")
+        assert store.search("paints", project="p") == []
+        assert [h.kind for h in store.search("sculpted", project="p")] == ["decision"]
+        store.connection.execute("DELETE FROM messages")
+        assert store.search("failed build", project="p") == []
+        store.connection.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')")

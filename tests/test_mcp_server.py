@@ -375,9 +375,9 @@ async def test_search_recall_and_context_answer_through_the_server(
             biased = await call(client, "memory_search", query="WAL checkpoint", bias_type="breadcrumb")
             assert biased["results"][0]["kind"] == "breadcrumb"
 
-            retried = await call(client, "memory_search", query="journaling durability")
+            retried = await call(client, "memory_search", query="crash resilience")
             assert retried["retried_as_hybrid"] is True and retried["mode"] == "hybrid"
-            assert (await call(client, "memory_search", query="journaling durability", table="learning"))[
+            assert (await call(client, "memory_search", query="crash resilience", table="learning"))[
                 "results"
             ] == []
 

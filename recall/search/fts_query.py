@@ -6,6 +6,11 @@ index's unicode61 tokenizer splits it and quoted as a phrase, so punctuation can
 What people type on purpose still works: upper-case ``AND``/``OR``/``NOT`` between terms,
 ``prefix*`` and ``"exact phrases"``.
 
+The index stems with Porter (adr/0010) and FTS5 stems every query term the same way, prefixes
+included: ``painting`` finds ``painted``, ``cache*`` becomes ``cach*``. Porter writes a final ``y``
+as ``i`` (``deploy`` → ``deploi``), which would hide ``deployment`` (stem ``deploy``) from
+``deploy*``, so a prefix ending in ``y`` also searches without its ``y``.
+
 Without explicit operators the terms are OR-ed (minus common stop words) and bm25 ranks documents
 that match more of them first: questions in plain words find answers that share only some words.
 """
@@ -149,7 +154,13 @@ class _Term:
 
     def render(self) -> str:
         phrase = '"' + " ".join(self.pieces) + '"'
-        return phrase + " *" if self.prefix else phrase
+        if not self.prefix:
+            return phrase
+        last = self.pieces[-1]
+        if len(last) > 3 and last.endswith("y"):  # Porter: deploy → deploi, deployment → deploy
+            shorter = '"' + " ".join((*self.pieces[:-1], last[:-1])) + '"'
+            return f"({phrase} * OR {shorter} *)"
+        return phrase + " *"
 
 
 def build_match(query: str) -> str | None:

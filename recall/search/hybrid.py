@@ -8,8 +8,8 @@ embedding a message with the turns before it. On LoCoMo this beat both single mo
 reciprocal rank fusion tried; the weight, depth and carry were chosen by 5-fold cross-validation
 over conversations (bench/locomo.py --cv).
 
-The lexical half of hybrid search stems the query lightly (``painting`` → ``paint*``): the index
-tokenizer does not stem, and on LoCoMo stemmed prefixes recovered what a Porter index finds.
+The lexical half is plain keyword search over the Porter-stemmed index (adr/0010): the query is
+built by ``fts_query.build_match`` exactly as in keyword mode.
 
 Scores of semantic and hybrid results lie in [0, 1], so ``min_score`` means the same everywhere.
 In hybrid mode a score is relative to the query's candidates (the best keyword and best vector
@@ -18,14 +18,12 @@ match each get full credit for their part); the raw parts travel with every hit.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from recall.errors import InvalidInput
 from recall.models import KIND_CODES, RecordKind
-from recall.search.fts_query import STOP_WORDS
 
 if TYPE_CHECKING:
     from recall.search.embedder import Embedder
@@ -41,12 +39,8 @@ CANDIDATE_DEPTH = 50  # per side; a larger ``limit`` raises it, so the top 10 ne
 CARRY = 0.7  # share of a keyword match's score the next turn inherits (CARRY**2 the one after)
 CARRY_TURNS = 2  # as many turns as semantic.WINDOW_TURNS puts before a message when embedding it
 BIAS_CAP = 1.0
-STEM_MIN = 4  # shorter stems match too many words (and cost more as prefix queries)
 
 _MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]
-_WORD = re.compile(r"[^\W_]+")
-_SYNTAX = re.compile(r'["*]|\b(?:AND|OR|NOT)\b')
-_SUFFIXES = ("ings", "ing", "edly", "ed", "ers", "er", "es", "s", "ly")
 
 
 def search(
@@ -83,9 +77,7 @@ def search(
         )
         keyword: dict[int, float] = {}
         if mode == "hybrid":
-            keyword = keyword_candidates(
-                conn, lexical_query(query), project=project, table=table, depth=depth
-            )
+            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth)
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
             missing = [(rowid % 8, rowid // 8) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
@@ -166,26 +158,3 @@ def _stretch(values: dict[int, float]) -> dict[int, float]:
     low, high = min(values.values()), max(values.values())
     span = high - low
     return {rowid: (value - low) / span if span > 0 else 1.0 for rowid, value in values.items()}
-
-
-def lexical_query(query: str) -> str:
-    """The question as stemmed prefix terms (``went painting`` → ``went paint*``), minus stop words.
-
-    Queries with deliberate syntax (quotes, ``*``, AND/OR/NOT) pass through untouched.
-    """
-    if _SYNTAX.search(query):
-        return query
-    words = [word.lower() for word in _WORD.findall(query)]
-    content = [word for word in words if word not in STOP_WORDS] or words
-    return " ".join(dict.fromkeys(_stem_prefix(word) for word in content))
-
-
-def _stem_prefix(word: str) -> str:
-    stem = word
-    for suffix in _SUFFIXES:
-        if stem.endswith(suffix) and len(stem) - len(suffix) >= STEM_MIN:
-            stem = stem[: -len(suffix)]
-            break
-    if stem[-1] in "eiy" and len(stem) > STEM_MIN:  # dance/dancing, family/families
-        stem = stem[:-1]
-    return f"{stem}*" if len(stem) >= STEM_MIN else word
