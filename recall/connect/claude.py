@@ -59,16 +59,7 @@ def detected(home: Path) -> bool:
 
 def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[Step]:
     entry = setup.mcp_entry(with_type=True)
-    found = [
-        Step(
-            NAME,
-            "MCP server",
-            mcp_file(setup),
-            (lambda t: mcp_json.remove_server(t, container="mcpServers"))
-            if remove
-            else (lambda t: mcp_json.add_server(t, container="mcpServers", entry=entry)),
-        )
-    ]
+    found = [mcp_json.server_step(NAME, mcp_file(setup), container="mcpServers", entry=entry, remove=remove)]
     if hooks or remove:
         found.append(
             Step(

@@ -33,14 +33,8 @@ def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[St
     entry = setup.mcp_entry(with_type=False)
     base = folder(setup)
     found = [
-        Step(
-            NAME,
-            "MCP server",
-            base / "mcp.json",
-            (lambda t: mcp_json.remove_server(t, container="mcpServers"))
-            if remove
-            else (lambda t: mcp_json.add_server(t, container="mcpServers", entry=entry)),
-            1,
+        mcp_json.server_step(
+            NAME, base / "mcp.json", container="mcpServers", entry=entry, remove=remove, prune_dirs=1
         )
     ]
     if hooks or remove:

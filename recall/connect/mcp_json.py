@@ -7,11 +7,12 @@ its original bytes back.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from recall.connect import jsonedit
 from recall.connect.launcher import is_recall_server
-from recall.connect.plan import Change, Refused
+from recall.connect.plan import Change, Refused, Step
 
 SERVER_NAME = "recall"
 NEW_FILE = "{}\n"
@@ -46,3 +47,15 @@ def server_entry(text: str | None, container: str) -> Any:
         return None
     servers = jsonedit.get(text, (container,))
     return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+
+
+def server_step(
+    agent: str, path: Path, *, container: str, entry: dict[str, Any], remove: bool, prune_dirs: int = 0
+) -> Step:
+    """The step that adds (or removes) recall's entry in an agent's JSON MCP config."""
+    apply = (
+        (lambda t: remove_server(t, container=container))
+        if remove
+        else (lambda t: add_server(t, container=container, entry=entry))
+    )
+    return Step(agent, "MCP server", path, apply, prune_dirs)

@@ -37,14 +37,13 @@ def detected(home: Path) -> bool:
 def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[Step]:
     entry = setup.mcp_entry(with_type=True)
     found = [
-        Step(
+        mcp_json.server_step(
             NAME,
-            "MCP server",
             mcp_file(setup),
-            (lambda t: mcp_json.remove_server(t, container="servers"))
-            if remove
-            else (lambda t: mcp_json.add_server(t, container="servers", entry=entry)),
-            0 if setup.global_scope else 1,
+            container="servers",
+            entry=entry,
+            remove=remove,
+            prune_dirs=0 if setup.global_scope else 1,
         )
     ]
     if (guidance or remove) and not setup.global_scope:
