@@ -25,7 +25,3 @@ def get_adapter(name: str) -> HostAdapter:
     except KeyError:
         raise ValueError(f"unknown host {name!r}; choose one of: {', '.join(HOSTS)}") from None
     return import_module(module_name).ADAPTER  # type: ignore[no-any-return]
-
-
-def all_adapters() -> list[HostAdapter]:
-    return [get_adapter(name) for name in HOSTS]

@@ -23,7 +23,9 @@ HOSTILE = [
 
 @pytest.fixture
 def filled(store: Store) -> Store:
-    store.add(NewRecord(RecordKind.DECISION, "Use bun:sqlite in the recall-mcp server, not a C++ addon", "alpha"))
+    store.add(
+        NewRecord(RecordKind.DECISION, "Use bun:sqlite in the recall-mcp server, not a C++ addon", "alpha")
+    )
     store.add(NewRecord(RecordKind.LEARNING, "FTS5 treats a hyphen as a column filter operator", "alpha"))
     store.add(NewRecord(RecordKind.BREADCRUMB, "migrating the sqlite schema to version two", "alpha"))
     store.add(NewRecord(RecordKind.DECISION, "Use Postgres for the billing service", "beta"))

@@ -21,7 +21,6 @@ from recall.connect.launcher import CONTEXT_HOOK, DUMP_HOOK, Setup, describe_ser
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "claude"
-LABEL = "Claude Code"
 HOOKS: tuple[tuple[str, tuple[str, ...], int], ...] = (
     ("SessionStart", CONTEXT_HOOK, 10),
     ("SessionEnd", DUMP_HOOK, 30),

@@ -33,7 +33,6 @@ from recall.connect.launcher import (
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "codex"
-LABEL = "Codex"
 NOTIFY_COMMENT = "# recall: import each finished Codex turn (written by `recall connect --hooks`)"
 
 _TABLE = re.compile(

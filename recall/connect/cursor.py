@@ -17,7 +17,6 @@ from recall.connect.launcher import DUMP_HOOK, Setup, describe_server, is_recall
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "cursor"
-LABEL = "Cursor"
 EVENT = "stop"
 
 

@@ -15,7 +15,6 @@ from recall.connect.launcher import Setup, describe_server
 from recall.connect.plan import Connection, Refused, Step, read_text
 
 NAME = "vscode"
-LABEL = "VS Code"
 
 
 def user_dir(home: Path) -> Path:

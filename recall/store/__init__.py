@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -339,10 +339,3 @@ def row_to_dict(kind: RecordKind, row: sqlite3.Row) -> dict[str, Any]:
     out = model.model_dump(mode="json")
     out["kind"] = kind.value
     return out
-
-
-def parse_db_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    parsed = datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
