@@ -297,9 +297,10 @@ def _count(conn: sqlite3.Connection, table: str) -> int:
 def _host_activity(store: Store | None, host: str) -> tuple[int, datetime | None]:
     if store is None:
         return 0, None
-    count, last = store.connection.execute(
-        "SELECT count(*), max(updated_at) FROM sessions WHERE host = ?", (host,)
-    ).fetchone()
+    with store.reading() as conn:
+        count, last = conn.execute(
+            "SELECT count(*), max(updated_at) FROM sessions WHERE host = ?", (host,)
+        ).fetchone()
     return count, datetime.fromisoformat(last) if last else None
 
 
@@ -307,11 +308,12 @@ def _captured_times(store: Store | None, host: str) -> dict[str, datetime]:
     """Per transcript path, when recall last stored from it (a full import or a hook's dump)."""
     if store is None:
         return {}
-    rows = store.connection.execute(
-        "SELECT path, imported_at FROM source_files WHERE host = ? "
-        "UNION ALL SELECT source_path, updated_at FROM sessions WHERE host = ? AND source_path IS NOT NULL",
-        (host, host),
-    ).fetchall()
+    with store.reading() as conn:
+        rows = conn.execute(
+            "SELECT path, imported_at FROM source_files WHERE host = ? "
+            "UNION ALL SELECT source_path, updated_at FROM sessions WHERE host = ? AND source_path IS NOT NULL",
+            (host, host),
+        ).fetchall()
     times: dict[str, datetime] = {}
     for path, stamp in rows:
         when = datetime.fromisoformat(stamp)

@@ -85,16 +85,18 @@ def dump_session(
         if path is not None and path.exists():
             size, mtime_ns = file_signature(path)  # taken before reading: a growing file stays "changed"
             stamp = SourceStamp(source, str(path.resolve()), size, mtime_ns)
-        transcripts = _host_transcripts(source, path, session_id, project or resolve_project(cwd), report)
-    main = _main_transcript(transcripts, session_id)
+        wanted, found = _host_transcripts(source, path, session_id, project or resolve_project(cwd), report)
+        transcripts = _with_children(_main_transcript(wanted, session_id), found)
+    main = transcripts[0]
     summary = ImportSummary()
     import_transcripts_now(
         store, transcripts, project=project, expect_host=main.host, summary=summary, source=stamp
     )
-    row = store.connection.execute(
-        "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
-        (main.host, main.external_id),
-    ).fetchone()
+    with store.reading() as conn:
+        row = conn.execute(
+            "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
+            (main.host, main.external_id),
+        ).fetchone()
     messages_stored = store.session_messages(row["id"])
     draft = build_summary(title or row["title"] or first_request_title(messages_stored), messages_stored)
     summary_id = store.write_summary(row["id"], draft)
@@ -119,6 +121,7 @@ def explicit_transcript(
             f"{len(messages):,} messages is more than one dump takes ({MAX_EXPLICIT_MESSAGES:,})"
         )
     parsed: list[TranscriptMessage] = []
+    occurrences: dict[str, int] = {}
     for index, raw in enumerate(messages):
         if not isinstance(raw, dict):
             raise InvalidInput(f"message {index} is not an object with role and content")
@@ -139,7 +142,12 @@ def explicit_transcript(
         origin = {Role.USER: Origin.HUMAN, Role.ASSISTANT: Origin.AGENT, Role.TOOL: Origin.TOOL}.get(
             role, Origin.INJECTED
         )
-        parsed.append(TranscriptMessage(digest.hexdigest(), role, content, timestamp, origin))
+        # The same words said twice are two messages; counting repeats keeps keys stable on re-dumps.
+        key = digest.hexdigest()
+        occurrences[key] = occurrences.get(key, 0) + 1
+        if occurrences[key] > 1:
+            key = f"{key}-{occurrences[key]}"
+        parsed.append(TranscriptMessage(key, role, content, timestamp, origin))
     times = [m.timestamp for m in parsed if m.timestamp]
     return Transcript(
         host="mcp",
@@ -154,7 +162,8 @@ def explicit_transcript(
 
 def _host_transcripts(
     host: str, path: Path | None, session_id: str | None, project: str, report: ParseReport
-) -> list[Transcript]:
+) -> tuple[list[Transcript], list[Transcript]]:
+    """(the sessions that could be the one dumped, every session read from the same source)."""
     from adapters import get_adapter
     from adapters.base import ReadOptions
 
@@ -166,7 +175,7 @@ def _host_transcripts(
         transcripts = list(adapter.read(path, options, report))
         if not transcripts:
             raise NotFound(f"{path} holds no {host} session (skipped: {dict(report.skipped) or 'nothing'})")
-        return transcripts
+        return transcripts, transcripts
     candidates = sorted(adapter.discover(None), key=_mtime, reverse=True)[:NEWEST_FILES_TO_TRY]
     for candidate in candidates:
         transcripts = list(adapter.read(candidate, options, ParseReport()))
@@ -176,7 +185,7 @@ def _host_transcripts(
             or (not session_id and resolve_project(t.cwd) == project)
         ]  # fmt: skip
         if wanted:
-            return transcripts
+            return wanted, transcripts
     target = f"session {session_id}" if session_id else f"project {project!r}"
     raise NotFound(
         f"no recent {host} transcript for {target}; pass the transcript file with --path "
@@ -185,19 +194,38 @@ def _host_transcripts(
 
 
 def _main_transcript(transcripts: Sequence[Transcript], session_id: str | None) -> Transcript:
+    """The session being dumped: the one named, else the candidate root that was active last."""
     if session_id:
         for transcript in transcripts:
             if transcript.external_id == session_id:
                 return transcript
+        raise NotFound(f"no session {session_id} in that transcript")
     roots = [t for t in transcripts if t.parent_external_id is None] or list(transcripts)
-    return roots[0]
+    return max(roots, key=_last_activity)
+
+
+def _last_activity(transcript: Transcript) -> datetime:
+    return transcript.ended_at or transcript.started_at or datetime.min.replace(tzinfo=UTC)
+
+
+def _with_children(main: Transcript, transcripts: Sequence[Transcript]) -> list[Transcript]:
+    """The main session and its subagents; other sessions in the same file (Cursor) are not dumped."""
+    children = [t for t in transcripts if t.parent_external_id == main.external_id and t is not main]
+    return [main, *children]
 
 
 def _parse_time(value: Any, index: int) -> datetime | None:
-    if value in (None, ""):
+    if value is None or value == "":
         return None
+    if isinstance(value, bool):
+        raise InvalidInput(
+            f"message {index}: timestamp must be ISO 8601 text or epoch seconds, not {value!r}"
+        )
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
+        try:
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidInput(f"message {index}: timestamp {value!r} is not a usable time") from None
     try:
         parsed = datetime.fromisoformat(str(value))
     except ValueError:

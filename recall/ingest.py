@@ -9,6 +9,7 @@ that fails on one file is counted and reported; the rest still import.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -141,12 +142,19 @@ def run_import(
         summary.lines_read += report.lines_read
         summary.skipped.update(report.skipped)
         summary.errors.extend(f"{path}: {e}" for e in report.errors[:5])
-        outcome = store.import_transcripts(
-            transcripts,
-            project=project,
-            source=SourceStamp(adapter.name, key, size, mtime_ns),
-            dry_run=dry_run,
-        )
+        try:
+            outcome = store.import_transcripts(
+                transcripts,
+                project=project,
+                source=SourceStamp(adapter.name, key, size, mtime_ns),
+                dry_run=dry_run,
+            )
+        except (sqlite3.IntegrityError, ValueError, UnicodeError) as exc:
+            # The file's transaction rolled back whole; the next files still import.
+            log.exception("storing %s failed", path)
+            summary.files_failed += 1
+            summary.errors.append(f"{path}: could not store: {type(exc).__name__}: {exc}")
+            continue
         _add(summary, outcome)
     if progress:
         progress(len(sources), len(sources), "")
@@ -163,9 +171,10 @@ def summarise_sessions(store: Store, session_ids: Iterable[int]) -> int:
 
     written = 0
     for session_id in dict.fromkeys(session_ids):
-        row = store.connection.execute(
-            "SELECT title, parent_external_id FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
+        with store.reading() as conn:
+            row = conn.execute(
+                "SELECT title, parent_external_id FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
         if row is None or row["parent_external_id"]:
             continue  # subagents and forks are summarised through their parent's messages
         messages = store.session_messages(session_id)

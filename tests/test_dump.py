@@ -104,3 +104,75 @@ def test_summary_lists_files_and_commands_from_tool_calls() -> None:
     assert draft.meta["files"] == ["src/app.py"]
     assert "Decisions:\n- Settled on gcc 12." in draft.content
     assert "Learnings:\n- The fix was to pin the compiler." in draft.content
+
+
+def test_the_same_words_said_twice_are_two_messages(store: Store) -> None:
+    said = [
+        {"role": "user", "content": "yes"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "yes"},
+    ]
+    first = dump_session(store, title="t", source="mcp", session_id="rep", messages=said, cwd="/x/p")
+    assert first.messages_added == 3
+    again = dump_session(
+        store, title="t", source="mcp", session_id="rep", messages=[*said, said[0]], cwd="/x/p"
+    )
+    assert again.messages_added == 1
+    assert [m["content"] for m in store.session_messages(first.session_id)] == ["yes", "ok", "yes", "yes"]
+
+
+def test_lone_surrogates_are_stored_as_replacement_characters(store: Store) -> None:
+    result = dump_session(
+        store, title="t", source="mcp", messages=[{"role": "user", "content": "caf\udce9 \ud83d"}]
+    )
+    assert store.session_messages(result.session_id)[0]["content"] == "caf\ufffd \ufffd"
+
+
+@pytest.mark.parametrize("stamp", [1e20, float("nan"), float("inf"), 10**30, True])
+def test_unusable_numeric_timestamps_are_refused_clearly(store: Store, stamp: object) -> None:
+    with pytest.raises(InvalidInput, match="timestamp"):
+        dump_session(
+            store, title="t", source="mcp", messages=[{"role": "user", "content": "x", "timestamp": stamp}]
+        )
+
+
+def test_a_host_dump_stores_only_the_session_of_this_project(
+    store: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A Cursor database holds every project's composers: only the current one (and its subagents) is dumped."""
+    from datetime import UTC, datetime
+
+    import adapters
+    from recall.transcript import Role, Transcript, TranscriptMessage
+
+    def session(external_id: str, cwd: str, hour: int, parent: str | None = None) -> Transcript:
+        message = TranscriptMessage("k1", Role.USER, f"hello from {external_id}")
+        when = datetime(2026, 11, 1, hour, tzinfo=UTC)
+        return Transcript("cursor", external_id, (message,), cwd=cwd, started_at=when, ended_at=when,
+                          parent_external_id=parent)  # fmt: skip
+
+    found = [
+        session("compA", "/nowhere/projA", 9),
+        session("compB-old", "/nowhere/projB", 8),
+        session("compB", "/nowhere/projB", 10),
+        session("compB#agent-1", "/nowhere/projB", 10, parent="compB"),
+    ]
+
+    class FakeCursor:
+        name = "cursor"
+
+        def discover(self, roots: object) -> list[Path]:
+            source = tmp_path / "state.vscdb"
+            source.write_text("x")
+            return [source]
+
+        def read(self, path: Path, options: object, report: object) -> list[Transcript]:
+            return found
+
+    monkeypatch.setattr(adapters, "get_adapter", lambda name: FakeCursor())
+    result = dump_session(store, title="t", source="cursor", cwd="/nowhere/projB")
+    assert result.external_id == "compB" and result.sessions == 2
+    stored = store.connection.execute(
+        "SELECT external_id, project FROM sessions ORDER BY external_id"
+    ).fetchall()
+    assert [tuple(row) for row in stored] == [("compB", "projB"), ("compB#agent-1", "projB")]

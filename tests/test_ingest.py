@@ -151,3 +151,31 @@ def test_imports_write_a_derived_summary_per_top_level_session(store: Store) -> 
     run_import(store, [get_adapter("claude")], paths=[SPOTTER], embed_budget_seconds=0)
     top = _count(store, "SELECT count(*) FROM sessions WHERE parent_external_id IS NULL")
     assert _count(store, "SELECT count(*) FROM session_summaries WHERE provenance = 'derived'") == top
+
+
+def test_a_file_that_fails_to_store_is_counted_and_the_rest_imports(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    real = store.import_transcripts
+    calls = {"n": 0}
+
+    def flaky(*args: object, **kwargs: object):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise sqlite3.IntegrityError("CHECK constraint failed: role")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "import_transcripts", flaky)
+    summary = run_import(store, [get_adapter("claude")], paths=[SPOTTER], embed_budget_seconds=0)
+    assert summary.files_failed == 1 and "could not store" in summary.errors[0]
+    assert summary.files_read == 6 and summary.messages_added > 0
+
+
+def test_source_files_count_sessions_per_read_not_cumulatively(store: Store) -> None:
+    run_import(store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0)
+    run_import(
+        store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0, force=True
+    )
+    assert store.connection.execute("SELECT sessions FROM source_files").fetchone()[0] == 1

@@ -187,3 +187,42 @@ def test_the_turns_after_a_keyword_match_inherit_part_of_its_score() -> None:
     keyword = {10: 4.0, 20: 1.0}
     carried = hybrid.carry_forward(keyword, {10: [20, 30], 20: [30]}, carry=0.5)
     assert carried == {10: 4.0, 20: 2.0, 30: 1.0}
+
+
+def test_an_edit_during_embedding_never_leaves_a_stale_vector(store: Store) -> None:
+    """Another thread or process edits a row while the model runs: the old text's vector is dropped."""
+    row_id = store.add(NewRecord(RecordKind.LEARNING, "postgres connection pool exhausted", "p"))
+    semantic.drop_vectors(store)
+
+    class EditingEmbedder(FakeEmbedder):
+        edited = False
+
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            vectors = super().embed_documents(texts)
+            if not EditingEmbedder.edited:
+                EditingEmbedder.edited = True
+                store.update(RecordKind.LEARNING, row_id, RecordChanges(content="redis eviction policy"))
+            return vectors
+
+    racing = EditingEmbedder()
+    store.embed_on_write = False
+    semantic.embed_pending(store, racing)
+    stale = hybrid.search(store, "postgres connection pool", mode="semantic", project="p", embedder=racing)
+    fresh = hybrid.search(store, "redis eviction policy", mode="semantic", project="p", embedder=racing)
+    assert [h.cosine for h in stale] == [pytest.approx(0.0, abs=1e-6)]
+    assert fresh[0].cosine == pytest.approx(1.0, abs=0.02)
+
+
+def test_an_edit_updates_the_in_memory_index_without_reloading_it(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall.search.vectors import VectorIndex
+
+    ids = [store.add(NewRecord(RecordKind.LEARNING, f"note {n} on caching", "p")) for n in range(5)]
+    hybrid.search(store, "caching", mode="semantic", project="p")
+    resets: list[int] = []
+    monkeypatch.setattr(VectorIndex, "_reset", lambda self: resets.append(1))
+    store.update(RecordKind.LEARNING, ids[0], RecordChanges(content="queue backpressure"))
+    hits = hybrid.search(store, "queue backpressure", mode="semantic", project="p")
+    assert resets == []
+    assert hits[0].id == ids[0] and sum(h.id == ids[0] for h in hits) == 1

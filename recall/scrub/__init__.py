@@ -69,7 +69,7 @@ def _redactions(text: str) -> list[list[Any]]:
 
 def scrub(text: str) -> Scrubbed:
     """Return ``text`` without invisible characters and with every secret replaced."""
-    cleaned = strip_invisible(text)
+    cleaned = strip_invisible(_without_lone_surrogates(text))
     spans = _redactions(cleaned)
     if not spans:
         return Scrubbed(cleaned, ())
@@ -80,6 +80,18 @@ def scrub(text: str) -> Scrubbed:
         position = end
     parts.append(cleaned[position:])
     return Scrubbed("".join(parts), tuple(kind for _, _, kind in spans))
+
+
+def _without_lone_surrogates(text: str) -> str:
+    """Lone surrogates (undecodable bytes in argv, broken JSON escapes) cannot be stored as UTF-8:
+    they become U+FFFD, while valid surrogate pairs are joined into their character."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def scrub_value(value: Any) -> tuple[Any, tuple[str, ...]]:

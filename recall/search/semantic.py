@@ -183,7 +183,21 @@ def _embed_rows(store: Store, embedder: Embedder, key: int, kind: RecordKind, ro
         for row, text, scale, vector in zip(rows, texts, scales, quantized, strict=True)
     ]
     with store.transaction() as writer:
-        writer.store_vectors(key, payload)
+        # The text may have changed (or the row gone) while the model ran, outside any lock: store
+        # only vectors whose text is still the row's text, so an edit is never masked by a stale vector.
+        current = _current_hashes(store, kind, [row["id"] for row in rows])
+        writer.store_vectors(key, [item for item in payload if current.get(item[1]) == item[3]])
+
+
+def _current_hashes(store: Store, kind: RecordKind, ids: list[int]) -> dict[int, str]:
+    marks = ", ".join("?" for _ in ids)
+    sql = (
+        f"{_message_sql()} AND m.id IN ({marks})"
+        if kind is RecordKind.MESSAGE
+        else f"{_RECORD_TEXT[kind]} WHERE id IN ({marks})"
+    )
+    rows = store.connection.execute(sql, ids).fetchall()
+    return {row["id"]: _text_hash(row["text"]) for row in rows}
 
 
 def _text_hash(text: str) -> str:

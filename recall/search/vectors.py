@@ -86,7 +86,10 @@ class VectorIndex:
             ).fetchone()
             if count != self._count or last != self._last_seq:
                 rows = self._rows_since(conn, self._last_seq)
-                if self._count + len(rows) != count:  # rows were deleted: start over
+                # A re-embedded row (edit → trigger delete → new vector) replaces its old copy, which
+                # _append hides; only rows deleted for good force a full reload.
+                replaced = sum((r[0], r[1]) in self._position for r in rows)
+                if self._count + len(rows) - replaced != count:
                     self._reset()
                     rows = self._rows_since(conn, 0)
                 self._append(rows)

@@ -116,7 +116,7 @@ class Writer:
             "INSERT INTO source_files (host, path, size, mtime_ns, imported_at, sessions, messages) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (host, path) DO UPDATE SET size = excluded.size, "
             "mtime_ns = excluded.mtime_ns, imported_at = excluded.imported_at, "
-            "sessions = source_files.sessions + excluded.sessions, "
+            "sessions = excluded.sessions, "
             "messages = source_files.messages + excluded.messages",
             (host, path, size, mtime_ns, to_db_time(utc_now()), sessions, messages),
         )
