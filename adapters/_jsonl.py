@@ -45,6 +45,16 @@ def iter_records(path: Path, report: ParseReport) -> Iterator[tuple[int, dict[st
             yield from _records(*opened, path, report)
 
 
+def feed_records(path: Path, report: ParseReport, handle: Callable[[int, dict[str, Any]], None]) -> None:
+    """Give every record of ``path`` to ``handle``; a record of a shape no host version was seen to
+    write is counted as ``bad_record`` and the rest of the file still reads."""
+    for line_no, record in iter_records(path, report):
+        try:
+            handle(line_no, record)
+        except (AttributeError, TypeError, ValueError) as exc:
+            report.skip("bad_record", f"{path}:{line_no}: {exc!r}")
+
+
 def _open(
     path: Path, report: ParseReport, stack: ExitStack
 ) -> tuple[IO[bytes], tuple[type[BaseException], ...]] | None:

@@ -39,8 +39,8 @@ from typing import Any
 from adapters._draft import Draft, SessionDraft
 from adapters._jsonl import (
     existing_dirs,
+    feed_records,
     home_dir,
-    iter_records,
     parse_timestamp,
     text_or_none,
     type_label,
@@ -174,18 +174,7 @@ class _FileReader:
         }
 
     def transcripts(self) -> Iterator[Transcript]:
-        for line_no, record in iter_records(self.path, self.report):
-            kind = record.get("type")
-            label = type_label(kind)
-            handler = self.handlers.get(label)
-            if handler is None:
-                if label not in _BOOKKEEPING_TYPES:
-                    self.report.skip(f"unknown_type:{label}", f"{self.path}:{line_no}")
-                continue
-            try:
-                handler(line_no, record)
-            except (AttributeError, TypeError, ValueError) as exc:  # a shape no version was seen to write
-                self.report.skip("bad_record", f"{self.path}:{line_no}: {exc!r}")
+        feed_records(self.path, self.report, self._record)
         self._link_sessions()
         for session in self.sessions.values():
             transcript = session.freeze()
@@ -193,6 +182,14 @@ class _FileReader:
                 yield transcript
 
     # -- records ---------------------------------------------------------------------------------
+
+    def _record(self, line_no: int, record: dict[str, Any]) -> None:
+        label = type_label(record.get("type"))
+        handler = self.handlers.get(label)
+        if handler is not None:
+            handler(line_no, record)
+        elif label not in _BOOKKEEPING_TYPES:
+            self.report.skip(f"unknown_type:{label}", f"{self.path}:{line_no}")
 
     def _user(self, line_no: int, record: dict[str, Any]) -> None:
         message = record.get("message")

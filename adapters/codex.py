@@ -41,8 +41,8 @@ from typing import Any
 from adapters._draft import Draft, SessionDraft
 from adapters._jsonl import (
     existing_dirs,
+    feed_records,
     home_dir,
-    iter_records,
     parse_timestamp,
     text_or_none,
     type_label,
@@ -212,11 +212,7 @@ class _RolloutReader:
         }
 
     def transcripts(self) -> Iterator[Transcript]:
-        for line_no, record in iter_records(self.path, self.report):
-            try:
-                self._record(line_no, record)
-            except (AttributeError, TypeError, ValueError) as exc:  # a shape no version was seen to write
-                self.report.skip("bad_record", f"{self.path}:{line_no}: {exc!r}")
+        feed_records(self.path, self.report, self._record)
         transcript = self._finish()
         if transcript is not None:
             yield transcript

@@ -23,7 +23,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from recall.errors import InvalidInput
 from recall.search.fts_query import STOP_WORDS
@@ -262,18 +262,6 @@ def _assess(task: str, related: Sequence[BriefItem]) -> Sufficiency:
 def _task_terms(task: str) -> list[str]:
     """The distinct words of a task that carry meaning (no stop words, no single letters)."""
     return list(dict.fromkeys(w for w in _words(task) if len(w) > 1 and w not in STOP_WORDS))
-
-
-def keyword_index_health(store: Store) -> dict[str, Any]:
-    """Whether every row is in the keyword index briefs search (Store.stats covers the vectors)."""
-    from recall.models import TABLE_NAMES
-
-    with store.reading() as conn:
-        rows = sum(
-            conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLE_NAMES.values()
-        )
-        indexed = conn.execute("SELECT count(*) FROM search_index").fetchone()[0]
-    return {"rows": rows, "indexed": indexed, "complete": rows == indexed}
 
 
 # -- gathering -------------------------------------------------------------------------------------

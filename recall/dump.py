@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.ingest import ImportSummary, file_signature, first_request_title, import_transcripts_now
+from recall.ingest import ImportSummary, file_signature, import_transcripts_now
 from recall.project import resolve_project
 from recall.store.transcripts import SourceStamp
 from recall.summary import build_summary
@@ -98,7 +98,7 @@ def dump_session(
             (main.host, main.external_id),
         ).fetchone()
     messages_stored = store.session_messages(row["id"])
-    draft = build_summary(title or row["title"] or first_request_title(messages_stored), messages_stored)
+    draft = build_summary(title or row["title"], messages_stored)
     summary_id = store.write_summary(row["id"], draft)
     return DumpResult(
         session_id=row["id"],

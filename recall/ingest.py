@@ -180,19 +180,9 @@ def summarise_sessions(store: Store, session_ids: Iterable[int]) -> int:
         messages = store.session_messages(session_id)
         if not messages:
             continue
-        title = row["title"] or first_request_title(messages)
-        store.write_summary(session_id, build_summary(title, messages), embed=False)
+        store.write_summary(session_id, build_summary(row["title"], messages), embed=False)
         written += 1
     return written
-
-
-def first_request_title(messages: Sequence[dict[str, Any]]) -> str:
-    """A session's title when the host gave none: the start of what the person first asked."""
-    for message in messages:
-        if message["role"] == "user" and message["origin"] == "human" and message["content"].strip():
-            words = " ".join(message["content"].split())
-            return words[:80] + ("…" if len(words) > 80 else "")
-    return "untitled session"
 
 
 def _embed_within(store: Store, budget: float) -> dict[str, Any]:

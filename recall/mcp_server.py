@@ -640,11 +640,8 @@ search results of kind session_summary. Answers found: false when there is no su
         """What the memory holds: counts per kind and project, the database path and size, the \
 embedding model with embedded and pending rows, and whether the keyword index is complete. Use it \
 to diagnose empty or odd search results; to find records use memory_search."""
-        from recall.brief import keyword_index_health
-
         with _tool_errors():
             data = store.get().stats()
-            data["keyword_index"] = keyword_index_health(store.get())
         result = Stats.model_validate(data)
         return _reply(result, _stats_text(result))
 

@@ -46,8 +46,14 @@ class SummaryDraft:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def build_summary(title: str, messages: Sequence[dict[str, Any]]) -> SummaryDraft:
-    """``messages`` are stored rows (role, origin, kind, tool_name, content), in order."""
+TITLE_CHARS = 80
+
+
+def build_summary(title: str | None, messages: Sequence[dict[str, Any]]) -> SummaryDraft:
+    """``messages`` are stored rows (role, origin, kind, tool_name, content), in order.
+
+    Without a title (the host gave none, the caller named none) the first request is the title.
+    """
     first_request = next(
         (
             m["content"]
@@ -56,6 +62,8 @@ def build_summary(title: str, messages: Sequence[dict[str, Any]]) -> SummaryDraf
         ),
         "",
     )
+    if not title:
+        title = _clip(" ".join(first_request.split()), TITLE_CHARS) if first_request else "untitled session"
     files: dict[str, None] = {}
     commands: dict[str, None] = {}
     decisions: list[str] = []

@@ -30,3 +30,15 @@ def store(db_path: Path) -> Iterator[Store]:
     """A store on a real file with the fast fake embedder; tests about meaning use the real model."""
     with Store(db_path, embedder=FakeEmbedder()) as opened:
         yield opened
+
+
+@pytest.fixture
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake user home, with every agent's location variable cleared: never the real one."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("USERPROFILE", str(folder))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA", "RECALL_CURSOR_ROOTS"):
+        monkeypatch.delenv(name, raising=False)
+    return folder

@@ -11,7 +11,6 @@ from recall.brief import (
     catch_up,
     context_for_agent,
     estimate_tokens,
-    keyword_index_health,
     session_start_brief,
 )
 from recall.dump import dump_session
@@ -252,7 +251,7 @@ def test_keyword_index_health_counts_every_row(store: Store) -> None:
     add(store, "decision", WAL)
     dump(store, "t", "hello there")
 
-    health = keyword_index_health(store)
+    health = store.stats(embeddings=False)["keyword_index"]
 
     assert health == {"rows": 4, "indexed": 4, "complete": True}
 

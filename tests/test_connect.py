@@ -102,15 +102,9 @@ AGENTS_MD = "# Agents\n\nUse British spelling in docs.\n"
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake user home: connect must never read or write the real one."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setenv("USERPROFILE", str(folder))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA"):
-        monkeypatch.delenv(name, raising=False)
-    return folder
+def home(user_home: Path) -> Path:
+    """connect must never read or write the real user home."""
+    return user_home
 
 
 @pytest.fixture

@@ -20,13 +20,9 @@ SESSION_ID = "55604662-cf2a-4331-851a-ec234028f8ca"
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setenv("USERPROFILE", str(folder))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA", "RECALL_CURSOR_ROOTS"):
-        monkeypatch.delenv(name, raising=False)
+def home(user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake home, and a git project as the current folder."""
+    folder = user_home
     project = tmp_path / "shop"
     (project / ".git").mkdir(parents=True)
     monkeypatch.chdir(project)

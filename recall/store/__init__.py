@@ -34,6 +34,8 @@ from recall.store.records import NewRecord, RecordChanges, change_values, normal
 from recall.store.writer import Writer, to_db_time, utc_now
 
 if TYPE_CHECKING:
+    from sqlmodel import SQLModel
+
     from recall.search.embedder import Embedder
     from recall.search.keyword import Hit
     from recall.store.transcripts import BatchOutcome, SourceStamp
@@ -331,11 +333,14 @@ class Store:
 
 def row_to_dict(kind: RecordKind, row: sqlite3.Row) -> dict[str, Any]:
     """Validate a row against its SQLModel class and return JSON-ready data tagged with its kind."""
+    return validated_row(TABLES[kind], row, kind.value)
+
+
+def validated_row(model: type[SQLModel], row: sqlite3.Row, kind: str) -> dict[str, Any]:
     data = dict(row)
     for column in JSON_COLUMNS:
         if isinstance(data.get(column), str):
             data[column] = json.loads(data[column])
-    model = TABLES[kind].model_validate(data)
-    out = model.model_dump(mode="json")
-    out["kind"] = kind.value
+    out = model.model_validate(data).model_dump(mode="json")
+    out["kind"] = kind
     return out

@@ -47,6 +47,8 @@ def collect_stats(conn: sqlite3.Connection, path: Path) -> dict[str, Any]:
         "SELECT count(*) FROM breadcrumbs WHERE valid_until IS NOT NULL AND valid_until <= ?", (now,)
     ).fetchone()[0]
     decisions = dict(conn.execute("SELECT status, count(*) FROM decisions GROUP BY status").fetchall())
+    indexed = conn.execute("SELECT count(*) FROM search_index").fetchone()[0]
+    searchable = sum(per_kind[kind.value] for kind in TABLE_NAMES)
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
     return {
         "database": str(path),
@@ -58,4 +60,6 @@ def collect_stats(conn: sqlite3.Connection, path: Path) -> dict[str, Any]:
         "decisions_by_status": decisions,
         "breadcrumbs_expired": expired,
         "kinds": [kind.value for kind in RecordKind],
+        # Every searchable row should be in the FTS index; a gap means a write bypassed the triggers.
+        "keyword_index": {"rows": searchable, "indexed": indexed, "complete": searchable == indexed},
     }

@@ -19,16 +19,13 @@ def load_row(store: Store, kind_name: str, row_id: int) -> dict[str, Any]:
 
 
 def load_session(store: Store, row_id: int) -> dict[str, Any]:
-    import json
+    from recall.store import validated_row
 
     with store.reading() as conn:
         row = conn.execute("SELECT * FROM sessions WHERE id = ?", (row_id,)).fetchone()
         if row is None:
             raise NotFound(f"no session with id {row_id}")
         count = conn.execute("SELECT count(*) FROM messages WHERE session_id = ?", (row_id,)).fetchone()[0]
-    data = dict(row)
-    data["meta"] = json.loads(data["meta"])
-    out = Session.model_validate(data).model_dump(mode="json")
-    out["kind"] = "session"
+    out = validated_row(Session, row, "session")
     out["message_count"] = count
     return out
