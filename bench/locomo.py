@@ -2,27 +2,30 @@
 
     python bench/locomo.py                # keyword, semantic and hybrid at the shipped settings
     python bench/locomo.py --json         # the same figures as JSON
-    python bench/locomo.py --cv           # + fusion ablation and 5-fold cross-validation (adr/0007)
-    python bench/locomo.py --window 0     # ablation: embed single turns instead of the shipped window
-    python bench/locomo.py --window 1 --cap 200   # ... or another window / cap per earlier turn
+    python bench/locomo.py --cv           # + fusion ablation and 5-fold cross-validation (adr/0007, 0011)
+    python bench/locomo.py --shared-store # all ten conversations in one store, one project each
     python bench/locomo.py --data PATH    # another copy of locomo10.json (its sha256 is checked)
 
 Every conversation goes through the real write path (``Store.import_transcripts``: scrubber,
-provenance, FTS triggers) into one temporary store, one project per conversation; messages are
-embedded with the real ONNX model by ``semantic.embed_pending``; every question is asked through
-``recall.search.hybrid.search`` with the conversation's project as filter. Hits map back to the
-turn's ``dia_id`` kept in the message's ``meta``.
+provenance, FTS triggers) into a fresh temporary store of its own (protocol §9.1: retrieval never
+crosses conversations, and bm25 statistics are the conversation's own); messages are embedded with
+the real ONNX model by ``semantic.embed_pending``; every question is asked through
+``recall.search.hybrid.search`` on its conversation's store. Hits map back to the turn's ``dia_id``
+kept in the message's ``meta``.
 
 The speakers of LoCoMo are two people: the first speaker of a conversation becomes ``user``, the
 second ``assistant``, both with origin ``human`` (a person wrote the text). Message content is
 ``"{speaker}: {text}"`` plus ``" [shares {blip_caption}]"`` for images, the text of the protocol's
 FTS5 floor; the session date is the timestamp, never part of the searchable text.
 
-``--cv`` collects each question's candidates once (lexical scores and the cosine of every turn of
-its conversation, through the same functions ``hybrid.search`` uses), then replays fusion variants
-offline: weighted sums under several normalisations and reciprocal rank fusion, over a grid of
-keyword weights and candidate depths. Parameters are chosen on 8 conversations and scored on the
-other 2, five times; the objective is the mean of recall@5/10/25/50 over categories 1-5.
+``--cv`` collects each question's candidates once per neighbour mix (lexical scores, the sessions
+of the turns, and the cosine of every turn of its conversation under an index built with that mix,
+through the same functions ``hybrid.search`` uses), then replays fusion variants offline: weighted
+sums under several normalisations and reciprocal rank fusion over keyword weights, candidate depths
+and carries, and the shipped sum over neighbour mixes and session lifts. Parameters are chosen on 8
+conversations and scored on the other 2, five times, among the configurations whose candidate depth
+keeps the latency target (``CV_DEPTHS``); the objective is the mean of recall@5/10/25/50 over
+categories 1-5.
 
 The data (CC BY-NC 4.0) is read from ``../shared/bench/locomo/`` next to the repository and never
 copied; the temporary store is deleted at exit.
@@ -54,6 +57,8 @@ from recall.models import KIND_CODES, RecordKind
 from recall.search import hybrid, semantic
 from recall.search.embedder import Embedder, get_embedder
 from recall.search.keyword import keyword_candidates
+from recall.search.neighbours import MIX_WEIGHTS
+from recall.search.vectors import VectorIndex
 from recall.store import Store
 from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
 
@@ -78,8 +83,19 @@ FTS5_FLOOR = {"cats 1-5": (55.1, 63.4, 71.5, 76.6), "cats 1-4": (52.7, 60.7, 69.
 FOLDS = 5
 WEIGHTS = tuple(round(0.1 * n, 1) for n in range(1, 10))
 DEPTHS = (50, 100, 200)
+# Depths the cross-validation may choose. Deeper candidate lists are shown in the ablation but cost
+# the latency target: hybrid p50 over 100k rows is 7.4 / 11.2 / 19.5 ms at depth 50 / 100 / 200
+# (bench/vector_latency.py), before the ~4 ms of the model's query embedding (adr/0011).
+CV_DEPTHS = (50,)
 CARRIES = (0.0, 0.5, 0.7, 0.9)
 RRF_KS = (10, 30, 60)
+# Neighbour mixes (offset → weight) and session lifts of the second grid (adr/0011).
+MIXES: tuple[dict[int, float], ...] = (
+    {}, MIX_WEIGHTS, {-2: 0.25, -1: 0.5, 1: 0.5}, {-2: 0.49, -1: 0.7, 1: 0.7}, {-2: 0.25, -1: 0.5},
+    {-2: 0.25, -1: 0.5, 1: 0.25},
+)  # fmt: skip
+SESSION_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5)
+GRID_WEIGHTS = (0.4, 0.5, 0.6)
 
 _EVIDENCE_ID = re.compile(r"D:?(\d+):0*(\d+)")
 
@@ -177,32 +193,49 @@ def normalize_evidence(evidence: Iterable[Any], known: set[str]) -> tuple[str, .
 
 @dataclass(slots=True)
 class Bench:
-    store: Store
+    stores: dict[str, Store]  # sample_id -> its own store
     embedder: Embedder
     conversations: list[Conversation]
-    dia_ids: dict[int, str] = field(default_factory=dict)  # message id -> dia_id
+    dia_ids: dict[tuple[str, int], str] = field(default_factory=dict)  # (sample_id, message id) -> dia_id
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def questions(self) -> list[Question]:
         return [q for c in self.conversations for q in c.questions]
 
+    def close(self) -> None:
+        for store in {id(s): s for s in self.stores.values()}.values():
+            store.close()
 
-def ingest(conversations: list[Conversation], db_path: Path, embedder: Embedder) -> Bench:
-    """Import (one transaction per conversation, project = its id), then embed what is pending."""
-    store = Store(db_path, embedder=embedder, embed_on_write=False)
-    bench = Bench(store, embedder, conversations)
+
+def ingest(
+    conversations: list[Conversation], folder: Path, embedder: Embedder, *, shared: bool = False
+) -> Bench:
+    """Import each conversation into its own store (project = its id), then embed what is pending.
+
+    ``shared`` puts all ten into one store instead, one project each, as a user's store holds many
+    projects: bm25 statistics then come from every conversation (the project filter still holds)."""
+    if shared:
+        one = Store(folder / "locomo.db", embedder=embedder, embed_on_write=False)
+        stores = {c.sample_id: one for c in conversations}
+    else:
+        stores = {
+            c.sample_id: Store(folder / f"{c.sample_id}.db", embedder=embedder, embed_on_write=False)
+            for c in conversations
+        }
+    bench = Bench(stores, embedder, conversations)
     started = time.perf_counter()
     for conv in conversations:
-        store.import_transcripts(conv.transcripts, project=conv.sample_id)
+        stores[conv.sample_id].import_transcripts(conv.transcripts, project=conv.sample_id)
     bench.timings["import_s"] = time.perf_counter() - started
     started = time.perf_counter()
-    report = semantic.embed_pending(store, embedder)
+    unique = {id(store): store for store in stores.values()}.values()
+    bench.timings["embedded"] = sum(semantic.embed_pending(store, embedder).embedded for store in unique)
     bench.timings["embed_s"] = time.perf_counter() - started
-    bench.timings["embedded"] = report.embedded
-    with store.reading() as conn:
-        rows = conn.execute("SELECT id, json_extract(meta, '$.dia_id') FROM messages").fetchall()
-    bench.dia_ids = {row[0]: row[1] for row in rows}
+    for sample_id, store in stores.items():
+        with store.reading() as conn:
+            rows = conn.execute("SELECT id, json_extract(meta, '$.dia_id') FROM messages").fetchall()
+        bench.dia_ids.update({(sample_id, row[0]): row[1] for row in rows})
     return bench
 
 
@@ -214,9 +247,12 @@ def run_mode(bench: Bench, mode: str) -> tuple[list[list[str]], list[float]]:
     rankings, millis = [], []
     for q in bench.questions:
         started = time.perf_counter()
-        hits = hybrid.search(bench.store, q.text, mode=mode, project=q.sample_id, limit=TOP)  # type: ignore[arg-type]
+        store = bench.stores[q.sample_id]
+        hits = hybrid.search(store, q.text, mode=mode, project=q.sample_id, limit=TOP)  # type: ignore[arg-type]
         millis.append((time.perf_counter() - started) * 1000)
-        rankings.append([bench.dia_ids[h.id] for h in hits if h.kind == RecordKind.MESSAGE.value])
+        rankings.append(
+            [bench.dia_ids[q.sample_id, h.id] for h in hits if h.kind == RecordKind.MESSAGE.value]
+        )
     return rankings, millis
 
 
@@ -259,28 +295,51 @@ def latency(millis: Sequence[float]) -> dict[str, float]:
 @dataclass(frozen=True, slots=True)
 class Parts:
     """One question's candidates: lexical scores (best first), the turns after each keyword match,
-    and the cosine of every turn of the conversation."""
+    the cosine of every turn of the conversation (under one neighbour mix) and every turn's session."""
 
     keyword: dict[int, float]
     following: dict[int, list[int]]
     cosines: dict[int, float]
     cosine_order: list[int]
+    sessions: dict[int, int]
 
 
-def collect_parts(bench: Bench) -> list[Parts]:
-    """Candidates through the functions ``hybrid.search`` calls, at the deepest depth of the grid."""
+def mix_name(mix: dict[int, float]) -> str:
+    return ",".join(f"{offset:+d}:{weight:g}" for offset, weight in sorted(mix.items())) or "none"
+
+
+def collect_parts(bench: Bench, mixes: Sequence[dict[int, float]]) -> dict[str, list[Parts]]:
+    """Candidates through the functions ``hybrid.search`` calls, at the deepest depth of the grid,
+    once per neighbour mix (an index built with that mix from the same stored vectors)."""
     code = KIND_CODES[RecordKind.MESSAGE]
-    parts = []
-    with bench.store.reading() as conn:
-        for q in bench.questions:
-            lexical = keyword_candidates(conn, q.text, project=q.sample_id, table=None, depth=max(DEPTHS))
-            cosines, _, _ = semantic.semantic_candidates(
-                bench.store, bench.embedder, q.text, project=q.sample_id, table=None, depth=10**6
-            )
-            keyword = {rowid: s for rowid, s in lexical.items() if rowid % 8 == code}
+    queries = {q.text: bench.embedder.embed_query(q.text) for q in bench.questions}
+    sessions: dict[str, dict[int, int]] = {}
+    for sample_id, store in bench.stores.items():
+        with store.reading() as conn:
+            turns = conn.execute("SELECT id FROM messages WHERE project = ?", (sample_id,)).fetchall()
+            sessions[sample_id] = hybrid.sessions_of(conn, [row[0] * 8 + code for row in turns])
+    lexical: list[tuple[dict[int, float], dict[int, list[int]], dict[int, int]]] = []
+    for q in bench.questions:
+        with bench.stores[q.sample_id].reading() as conn:
+            found = keyword_candidates(conn, q.text, project=q.sample_id, table=None, depth=max(DEPTHS))
+            keyword = {rowid: s for rowid, s in found.items() if rowid % 8 == code}
+            lexical.append((keyword, hybrid.following_turns(conn, keyword), sessions[q.sample_id]))
+    out: dict[str, list[Parts]] = {}
+    for mix in mixes:
+        indexes = {}
+        for sample_id, store in bench.stores.items():
+            index = VectorIndex(semantic.model_key(store, bench.embedder), bench.embedder.dim, mix)
+            with store.reading() as conn:
+                index.refresh(conn)
+            indexes[sample_id] = index
+        parts = []
+        for q, (keyword, following, sessions) in zip(bench.questions, lexical, strict=True):
+            found = indexes[q.sample_id].search(queries[q.text], k=10**6, project=q.sample_id)
+            cosines = {row_id * 8 + kind: cosine for kind, row_id, cosine in found}
             order = sorted(cosines, key=cosines.__getitem__, reverse=True)
-            parts.append(Parts(keyword, hybrid.following_turns(conn, keyword), cosines, order))
-    return parts
+            parts.append(Parts(keyword, following, cosines, order, sessions))
+        out[mix_name(mix)] = parts
+    return out
 
 
 Fusion = Callable[[dict[int, float], dict[int, float]], dict[int, float]]
@@ -327,50 +386,65 @@ class Config:
     fusion: Fusion
     depth: int
     carry: float
+    family: str
+    session: float = hybrid.SESSION_WEIGHT
+    mix: str = mix_name(MIX_WEIGHTS)
 
 
 def replay(bench: Bench, parts: Sequence[Parts], config: Config) -> list[list[str]]:
-    """What hybrid search ranks with this configuration: top ``depth`` of each side, fused, top 50."""
+    """What hybrid search ranks with this configuration: top ``depth`` of each side, fused, lifted
+    by session, top 50."""
     out = []
-    for p in parts:
+    for q, p in zip(bench.questions, parts, strict=True):
         keyword = hybrid.carry_forward(
             dict(list(p.keyword.items())[: config.depth]), p.following, config.carry
         )
         cosines = {r: p.cosines[r] for r in p.cosine_order[: config.depth]}
         for r in keyword.keys() - cosines.keys():  # hybrid looks up the cosine of keyword-only rows
             cosines[r] = p.cosines[r]
-        scores = config.fusion(keyword, cosines)
+        scores = hybrid.lift_by_session(config.fusion(keyword, cosines), p.sessions, config.session)
         top = sorted(scores, key=lambda r: (-scores[r], r))[:TOP]
-        out.append([bench.dia_ids[r // 8] for r in top])
+        out.append([bench.dia_ids[q.sample_id, r // 8] for r in top])
     return out
 
 
 def configurations() -> dict[str, Config]:
-    """The grid: the shipped min-max sum over every carry; the other fusions without and with carry."""
+    """Two grids. Fusion (at the shipped mix and session lift): the min-max sum over every carry,
+    the other fusions without and with carry. Text unit: the min-max sum over neighbour mixes,
+    session lifts, keyword weights and carries at the shipped depth."""
     configs: dict[str, Config] = {}
     for depth in DEPTHS:
         for carry in CARRIES:
             for weight in WEIGHTS:
                 configs[f"minmax w={weight} d={depth} c={carry}"] = Config(
-                    weighted("shipped", weight), depth, carry
+                    weighted("shipped", weight), depth, carry, "minmax"
                 )
         for carry in (0.0, hybrid.CARRY):
             for norm in ("max", "z"):
                 for weight in WEIGHTS:
                     configs[f"{norm} w={weight} d={depth} c={carry}"] = Config(
-                        weighted(norm, weight), depth, carry
+                        weighted(norm, weight), depth, carry, norm
                     )
             for k in RRF_KS:
-                configs[f"rrf k={k} d={depth} c={carry}"] = Config(reciprocal_rank(k, 0.5), depth, carry)
+                configs[f"rrf k={k} d={depth} c={carry}"] = Config(
+                    reciprocal_rank(k, 0.5), depth, carry, "rrf"
+                )
+    depth = hybrid.CANDIDATE_DEPTH
+    for mix in map(mix_name, MIXES):
+        for session in SESSION_WEIGHTS:
+            for weight in GRID_WEIGHTS:
+                for carry in CARRIES[1:]:
+                    name = f"minmax w={weight} d={depth} c={carry} s={session} mix={mix}"
+                    configs[name] = Config(weighted("shipped", weight), depth, carry, "mix", session, mix)
     return configs
 
 
 def cross_validate(bench: Bench) -> dict[str, Any]:
     """Fusion variants on the whole set (ablation) and 5-fold CV over conversations (choice)."""
-    parts = collect_parts(bench)
+    parts = collect_parts(bench, MIXES)
     questions = bench.questions
     configs = configurations()
-    rankings = {name: replay(bench, parts, config) for name, config in configs.items()}
+    rankings = {name: replay(bench, parts[config.mix], config) for name, config in configs.items()}
     per_question = {
         name: [statistics.fmean(question_metrics(r, q.gold)[f"R@{k}"] for k in HEADLINE_KS)
                for q, r in zip(questions, ranked, strict=True)]
@@ -380,10 +454,11 @@ def cross_validate(bench: Bench) -> dict[str, Any]:
     folds = [ids[n::FOLDS] for n in range(FOLDS)]
     fold_rows = []
     pooled: list[list[str]] = [[] for _ in questions]
+    eligible = [name for name, config in configs.items() if config.depth in CV_DEPTHS]
     for held_out in folds:
         train = [n for n, q in enumerate(questions) if q.sample_id not in held_out]
         test = [n for n, q in enumerate(questions) if q.sample_id in held_out]
-        chosen = max(configs, key=lambda name: sum(per_question[name][n] for n in train))
+        chosen = max(eligible, key=lambda name: sum(per_question[name][n] for n in train))
         for n in test:
             pooled[n] = rankings[chosen][n]
         scored = summarise([questions[n] for n in test], [rankings[chosen][n] for n in test])
@@ -391,7 +466,14 @@ def cross_validate(bench: Bench) -> dict[str, Any]:
                           "cats 1-4": scored["cats 1-4"]})  # fmt: skip
     whole = {name: summarise(questions, r) for name, r in rankings.items()}
     return {
-        "variants": {name: {g: whole[name][g] for g in ("cats 1-5", "cats 1-4")} for name in whole},
+        "variants": {
+            name: {
+                "family": configs[name].family,
+                "carry": configs[name].carry,
+                **{g: whole[name][g] for g in ("cats 1-5", "cats 1-4")},
+            }
+            for name in whole
+        },
         "folds": fold_rows,
         "pooled_test": summarise(questions, pooled),
         "spread": spread(fold_rows),
@@ -412,30 +494,27 @@ def spread(fold_rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 def settings() -> dict[str, Any]:
     """What decides the figures besides the data and the model: record it with every run."""
     return {
-        "window_turns": semantic.WINDOW_TURNS,
+        "mix": mix_name(MIX_WEIGHTS),
         "keyword_weight": hybrid.KEYWORD_WEIGHT,
         "candidate_depth": hybrid.CANDIDATE_DEPTH,
         "carry": hybrid.CARRY,
         "carry_turns": hybrid.CARRY_TURNS,
-        "window_turn_chars": semantic.WINDOW_TURN_CHARS,
+        "session_weight": hybrid.SESSION_WEIGHT,
     }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    if args.window is not None:
-        semantic.WINDOW_TURNS = args.window  # ablation of the message text unit
-    if args.cap is not None:
-        semantic.WINDOW_TURN_CHARS = args.cap
     conversations = load(args.data)
     embedder = get_embedder()
     with tempfile.TemporaryDirectory(prefix="recall-locomo-") as tmp:
-        bench = ingest(conversations, Path(tmp) / "locomo.db", embedder)
+        bench = ingest(conversations, Path(tmp), embedder, shared=args.shared_store)
         try:
             results: dict[str, Any] = {
                 "data": str(args.data),
                 "model": f"{embedder.model_id} sha256:{embedder.model_hash[:12]}",
                 "settings": settings(),
                 "turns": sum(c.turns for c in conversations),
+                "stores": "one shared store" if args.shared_store else "one store per conversation",
                 "questions": len(bench.questions),
                 "import_s": round(bench.timings["import_s"], 2),
                 "embed_s": round(bench.timings["embed_s"], 2),
@@ -451,7 +530,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if args.cv:
                 results["cv"] = cross_validate(bench)
         finally:
-            bench.store.close()
+            bench.close()
     return results
 
 
@@ -484,24 +563,24 @@ def cv_table(cv: dict[str, Any]) -> list[str]:
         return -statistics.fmean(item[1]["cats 1-5"][f"R@{k}"] for k in HEADLINE_KS)
 
     ranked = sorted(cv["variants"].items(), key=mean_recall)
-    families = [(f, c) for f in ("minmax", "max", "z", "rrf") for c in ("0.0", str(hybrid.CARRY))]
+    families = [(f, c) for f in ("minmax", "max", "z", "rrf") for c in (0.0, hybrid.CARRY)]
     shown = dict(ranked[:10])
     for family, carry in families:
-        shown.update(
-            [next(kv for kv in ranked if kv[0].startswith(family + " ") and kv[0].endswith(f"c={carry}"))]
-        )
+        shown.update([next(kv for kv in ranked if kv[1]["family"] == family and kv[1]["carry"] == carry)])
     lines = [
         "fusion variants on all 10 conversations, cats 1-5 R@5/10/25/50 (best 10, then each family's best):"
     ]
     for name, m in shown.items():
         s = m["cats 1-5"]
         lines.append(
-            f"  {name:<26} " + " / ".join(f"{s[f'R@{k}']:.1f}" for k in HEADLINE_KS) + f"  MRR {s['MRR']:.1f}"
+            f"  {name:<58} " + " / ".join(f"{s[f'R@{k}']:.1f}" for k in HEADLINE_KS) + f"  MRR {s['MRR']:.1f}"
         )
-    lines.append("5-fold CV (choose on 8 conversations, test on 2), cats 1-5 R@5/10/25/50:")
+    lines.append(
+        f"5-fold CV (choose on 8 conversations among depths {CV_DEPTHS}, test on 2), cats 1-5 R@5/10/25/50:"
+    )
     for row in cv["folds"]:
         s = row["cats 1-5"]
-        lines.append(f"  test {','.join(row['test']):<16} chose {row['chosen']:<26} "
+        lines.append(f"  test {','.join(row['test']):<16} chose {row['chosen']:<58} "
                      + " / ".join(f"{s[f'R@{k}']:.1f}" for k in HEADLINE_KS))  # fmt: skip
     for group in ("cats 1-5", "cats 1-4"):
         s = cv["pooled_test"][group]
@@ -518,8 +597,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA, help="path of locomo10.json")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--cv", action="store_true", help="also run the fusion ablation and 5-fold CV")
-    parser.add_argument("--window", type=int, help="embed each message with this many previous turns")
-    parser.add_argument("--cap", type=int, help="characters kept of each previous turn in the window")
+    parser.add_argument(
+        "--shared-store", action="store_true", help="all conversations in one store (bm25 statistics shared)"
+    )
     args = parser.parse_args()
     results = run(args)
     print(json.dumps(results, indent=1) if args.json else table(results))

@@ -4,9 +4,11 @@ Hybrid takes the best ``CANDIDATE_DEPTH`` keyword and vector candidates, gives e
 parts (its bm25 relevance and its cosine to the query, looked up for keyword-only rows too) and
 ranks by a weighted sum of the two parts, each min-max normalised over the candidates. The turns
 right after a keyword match inherit part of its bm25 score (``CARRY``), the lexical mirror of
-embedding a message with the turns before it. On LoCoMo this beat both single modes and every
-reciprocal rank fusion tried; the weight, depth and carry were chosen by 5-fold cross-validation
-over conversations (bench/locomo.py --cv).
+mixing a message's vector with the turns around it. Last, every candidate is lifted by the best
+fused score of its session (``SESSION_WEIGHT``, adr/0011): a turn in the conversation that is
+about the query beats an equally scored stray one. On LoCoMo this beat both single modes and every
+reciprocal rank fusion tried; the weight, depth, carry and session lift were chosen by 5-fold
+cross-validation over conversations (bench/locomo.py --cv).
 
 The lexical half is plain keyword search over the Porter-stemmed index (adr/0010): the query is
 built by ``fts_query.build_match`` exactly as in keyword mode.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
 from recall.models import KIND_CODES, RecordKind
@@ -37,10 +39,12 @@ MODES: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
 KEYWORD_WEIGHT = 0.5
 CANDIDATE_DEPTH = 50  # per side; a larger ``limit`` raises it, so the top 10 never depend on ``limit``
 CARRY = 0.7  # share of a keyword match's score the next turn inherits (CARRY**2 the one after)
-CARRY_TURNS = 2  # as many turns as semantic.WINDOW_TURNS puts before a message when embedding it
+CARRY_TURNS = 2  # as far back as neighbours.MIX_WEIGHTS reaches
+SESSION_WEIGHT = 0.3  # share of the session's best fused score each of its messages gains
 BIAS_CAP = 1.0
 
 _MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]
+_SQL_VARIABLES = 900
 
 
 def search(
@@ -55,6 +59,7 @@ def search(
     min_score: float = 0.0,
     embedder: Embedder | None = None,
     keyword_weight: float | None = None,
+    session_weight: float | None = None,
 ) -> list[Hit]:
     """Ranked hits with their parts (keyword rank and score, cosine) filled in."""
     if mode not in MODES:
@@ -83,6 +88,9 @@ def search(
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
                 cosines[row_id * 8 + code] = cosine
             fused = fuse(lexical, cosines, weight)
+            fused = lift_by_session(
+                fused, sessions_of(conn, fused), SESSION_WEIGHT if session_weight is None else session_weight
+            )
         else:
             fused = {rowid: max(0.0, cosine) for rowid, cosine in cosines.items()}
         hits = materialise(conn, fused)
@@ -113,6 +121,37 @@ def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) ->
     }
 
 
+def sessions_of(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, int]:
+    """Index rowid of a message → its session id (other kinds have none)."""
+    ids = [rowid // 8 for rowid in rowids if rowid % 8 == _MESSAGE_CODE]
+    out: dict[int, int] = {}
+    for begin in range(0, len(ids), _SQL_VARIABLES):
+        batch = ids[begin : begin + _SQL_VARIABLES]
+        rows = conn.execute(
+            f"SELECT id, session_id FROM messages WHERE id IN ({', '.join('?' for _ in batch)})", batch
+        ).fetchall()
+        out.update({row_id * 8 + _MESSAGE_CODE: session for row_id, session in rows})
+    return out
+
+
+def lift_by_session(fused: dict[int, float], sessions: dict[int, int], weight: float) -> dict[int, float]:
+    """``(score + weight · best score of its session, min-max scaled) / (1 + weight)``, still in [0, 1].
+
+    A record (or a message whose session is unknown) is its own group, so it is lifted by its own
+    score and competes with messages on equal terms.
+    """
+    if weight <= 0 or not fused:
+        return fused
+    group = {rowid: ("session", sessions[rowid]) if rowid in sessions else ("row", rowid) for rowid in fused}
+    best: dict[tuple[str, int], float] = {}
+    for rowid, score in fused.items():
+        key = group[rowid]
+        if key not in best or score > best[key]:
+            best[key] = score
+    lift = _stretch(best)
+    return {rowid: (score + weight * lift[group[rowid]]) / (1 + weight) for rowid, score in fused.items()}
+
+
 def following_turns(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, list[int]]:
     """Index rowid of a message → rowids of the next ``CARRY_TURNS`` text turns of its session."""
     ids = [rowid // 8 for rowid in rowids if rowid % 8 == _MESSAGE_CODE]
@@ -139,7 +178,7 @@ def carry_forward(
 ) -> dict[int, float]:
     """Keyword scores where the turns after a match inherit ``carry**n`` of its score.
 
-    The lexical counterpart of embedding a message with the turns before it: an answer often
+    The lexical counterpart of mixing a turn's vector with the turns before it: an answer often
     names nothing of the question, while the turn just before it (the question it answers) does.
     A row keeps its own score when that is higher.
     """
@@ -152,7 +191,7 @@ def carry_forward(
     return out
 
 
-def _stretch(values: dict[int, float]) -> dict[int, float]:
+def _stretch(values: dict[Any, float]) -> dict[Any, float]:
     if not values:
         return {}
     low, high = min(values.values()), max(values.values())

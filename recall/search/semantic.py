@@ -2,10 +2,10 @@
 
 Embedded: every decision, learning, breadcrumb and session summary on write, and the text messages
 people and agents wrote (tool output, injected context and thinking are left to keyword search:
-they are long, noisy and would cost most of the embedding time). A message is embedded together
-with the ``WINDOW_TURNS`` turns before it in its session: an answer rarely repeats the question it
-answers, and on LoCoMo the window lifted recall well above single turns (bench/locomo.py --window,
-adr/0007). The window costs embedding throughput (texts are about three turns long).
+they are long, noisy and would cost most of the embedding time). A message is embedded alone, one
+model pass per turn; the vector index mixes it with its neighbours' vectors at search time
+(``neighbours.py``, adr/0011), which recovers most of what embedding the turns before it with
+the message gained on LoCoMo at a third of the model time.
 
 Vectors record the model key (model id + file hash); only vectors of the current model are ever
 searched, and `recall embed --rebuild` re-embeds after a model change.
@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBED_ORIGINS = ("human", "agent", "compaction")
-# A message is embedded with the turns before it in its session: on LoCoMo two previous turns beat
-# none, one and three (bench/locomo.py --window N, adr/0007). Read at call time by _message_sql.
-WINDOW_TURNS = 2
-WINDOW_TURN_CHARS = 600  # of each previous turn: a long paste must not drown the message itself
 BATCH_ROWS = 256
 
 Progress = Callable[[int, int], None]
@@ -47,21 +43,9 @@ _RECORD_TEXT: dict[RecordKind, str] = {
 
 
 def _message_sql() -> str:
-    """Each text message, then up to ``WINDOW_TURNS`` earlier people/agent turns, oldest first.
-
-    The message comes first so that truncation at the model's token limit drops context, never the
-    message itself; on LoCoMo this order also scored higher than previous turns first (adr/0007).
-    """
-    previous = f"""
-       (SELECT group_concat(turn, char(10)) FROM (
-            SELECT turn FROM (
-                SELECT substr(p.content, 1, {int(WINDOW_TURN_CHARS)}) AS turn, p.ordinal FROM messages p
-                WHERE p.session_id = m.session_id AND p.ordinal < m.ordinal AND p.kind = 'text'
-                  AND p.origin IN ('human', 'agent')
-                ORDER BY p.ordinal DESC LIMIT {int(WINDOW_TURNS)})
-            ORDER BY ordinal))"""
+    """Each text message people or agents wrote, alone (its neighbours join in the index)."""
     return f"""
-SELECT m.id, m.project, m.content || coalesce(char(10) || {previous}, '') AS text
+SELECT m.id, m.project, m.content AS text
 FROM messages m
 WHERE m.kind = 'text' AND m.origin IN ({", ".join(f"'{o}'" for o in EMBED_ORIGINS)})
 """

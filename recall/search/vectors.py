@@ -6,6 +6,10 @@ added since (``embeddings.seq``), and checks for changes only when the database 
 (dequantised dot products, cosine error < 0.01); beyond that a sign-bit Hamming pass keeps the
 ``PREFILTER_PER_RESULT * k`` (at least ``PREFILTER_MIN``) nearest rows, which are then rescored
 exactly. bench/vector_latency.py measures the prefilter's recall against exact ranking.
+
+Message rows hold the search vector of ``neighbours.mix_turns`` (the message mixed with the turns
+around it, adr/0011), built here from the stored single-turn vectors: when a new vector lands in a
+session, the session's rows already in memory are mixed again from their stored vectors.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from recall.search.neighbours import mix_turns
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -24,6 +30,8 @@ EXACT_LIMIT = 20_000
 PREFILTER_MIN = 10_000
 PREFILTER_PER_RESULT = 100
 _EXACT_CHUNK = 16_384  # rows dequantised at a time: bounds the float32 temporary to 24 MB
+_MESSAGE_CODE = 5  # models.KIND_CODES[RecordKind.MESSAGE]; the only kind mixed with neighbours
+_SQL_VARIABLES = 900
 
 
 def quantize(matrix: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
@@ -37,9 +45,10 @@ def quantize(matrix: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.
 class VectorIndex:
     """The vectors of one model key, mirrored from SQLite into numpy arrays."""
 
-    def __init__(self, model_key: int, dim: int) -> None:
+    def __init__(self, model_key: int, dim: int, mix: dict[int, float] | None = None) -> None:
         self.model_key = model_key
         self.dim = dim
+        self.mix = mix  # None: neighbours.MIX_WEIGHTS
         self._lock = threading.Lock()
         self._reset()
 
@@ -51,6 +60,8 @@ class VectorIndex:
         self.codes = np.zeros(0, dtype=np.int8)  # kind code; -1 hides a row replaced by a newer copy
         self.ids = np.zeros(0, dtype=np.int64)
         self.projects = np.zeros(0, dtype=np.int32)
+        self.sessions = np.zeros(0, dtype=np.int64)  # session id of a message row, -1 for records
+        self.ordinals = np.zeros(0, dtype=np.int64)
         self.vectors = np.zeros((0, self.dim), dtype=np.int8)
         self.scales = np.zeros(0, dtype=np.float32)
         # Sign bits, one row per 64-bit word (word-major): XOR + popcount run over contiguous memory.
@@ -92,18 +103,19 @@ class VectorIndex:
                 if self._count + len(rows) - replaced != count:
                     self._reset()
                     rows = self._rows_since(conn, 0)
-                self._append(rows)
+                self._append(conn, rows)
                 self._count, self._last_seq = count, last
             self._seen = seen
 
     def _rows_since(self, conn: sqlite3.Connection, seq: int) -> list[sqlite3.Row]:
         return conn.execute(
-            "SELECT kind_code, row_id, project, scale, vector FROM embeddings "
-            "WHERE model_key = ? AND seq > ? ORDER BY seq",
-            (self.model_key, seq),
+            "SELECT e.kind_code, e.row_id, e.project, e.scale, e.vector, m.session_id, m.ordinal "
+            "FROM embeddings e LEFT JOIN messages m ON e.kind_code = ? AND m.id = e.row_id "
+            "WHERE e.model_key = ? AND e.seq > ? ORDER BY e.seq",
+            (_MESSAGE_CODE, self.model_key, seq),
         ).fetchall()
 
-    def _append(self, rows: Sequence[sqlite3.Row | tuple]) -> None:
+    def _append(self, conn: sqlite3.Connection, rows: Sequence[sqlite3.Row | tuple]) -> None:
         if not rows:
             return
         start = len(self)
@@ -112,19 +124,71 @@ class VectorIndex:
         projects = np.fromiter((self._project_id(r[2]) for r in rows), dtype=np.int32, count=len(rows))
         scales = np.fromiter((r[3] for r in rows), dtype=np.float32, count=len(rows))
         vectors = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.int8).reshape(len(rows), self.dim)
+        sessions = np.fromiter((-1 if r[5] is None else r[5] for r in rows), dtype=np.int64, count=len(rows))
+        ordinals = np.fromiter((r[6] or 0 for r in rows), dtype=np.int64, count=len(rows))
         replaced = [self._position.get((int(c), int(i))) for c, i in zip(codes, ids, strict=True)]
         self.codes = np.concatenate([self.codes, codes])
         self.ids = np.concatenate([self.ids, ids])
         self.projects = np.concatenate([self.projects, projects])
         self.scales = np.concatenate([self.scales, scales])
+        self.sessions = np.concatenate([self.sessions, sessions])
+        self.ordinals = np.concatenate([self.ordinals, ordinals])
         self.vectors = np.concatenate([self.vectors, vectors])
-        self.bits = np.concatenate([self.bits, _sign_bits(vectors).T], axis=1)
         stale = [p for p in replaced if p is not None]
         if stale:  # an INSERT OR REPLACE re-embedded a row: hide its old copy
             self.codes[stale] = -1
+            self.sessions[stale] = -1
         for offset, (code, row_id) in enumerate(zip(codes.tolist(), ids.tolist(), strict=True)):
             self._position[(code, row_id)] = start + offset
         self._tail = (float(rows[-1][3]), bytes(rows[-1][4]))
+        remixed = self._mix_sessions(conn, start, np.unique(sessions[sessions >= 0]))
+        self.bits = np.concatenate([self.bits, _sign_bits(self.vectors[start:]).T], axis=1)
+        if remixed.size:
+            self.bits[:, remixed] = _sign_bits(self.vectors[remixed]).T
+
+    def _mix_sessions(
+        self, conn: sqlite3.Connection, start: int, sessions: NDArray[np.int64]
+    ) -> NDArray[np.int64]:
+        """Replace the stored vectors of these sessions' messages by their mixed search vectors.
+
+        Rows from ``start`` on hold stored (unmixed) vectors; older rows of the same sessions were
+        mixed before, so their stored vectors are read back from SQLite. Returns those older
+        positions, whose sign bits must be recomputed.
+        """
+        if sessions.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        members = np.flatnonzero(np.isin(self.sessions, sessions))
+        older = members[members < start]
+        if older.size:  # put their stored vectors back in place, then mix everything alike
+            self.vectors[older], self.scales[older] = self._stored_vectors(conn, older)
+        members = members[np.lexsort((self.ordinals[members], self.sessions[members]))]
+        member_sessions = self.sessions[members]
+        for chunk in _session_chunks(member_sessions):
+            rows = members[chunk]
+            stored = self.vectors[rows].astype(np.float32) * self.scales[rows, None]
+            self.vectors[rows], self.scales[rows] = quantize(
+                mix_turns(stored, member_sessions[chunk], self.mix)
+            )
+        return older
+
+    def _stored_vectors(
+        self, conn: sqlite3.Connection, positions: NDArray[np.int64]
+    ) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
+        ids = self.ids[positions].tolist()
+        vectors = self.vectors[positions].copy()  # a row deleted meanwhile keeps its vector until
+        scales = self.scales[positions].copy()  # the next refresh reloads everything
+        where = {row_id: n for n, row_id in enumerate(ids)}
+        for begin in range(0, len(ids), _SQL_VARIABLES):
+            batch = ids[begin : begin + _SQL_VARIABLES]
+            marks = ", ".join("?" for _ in batch)
+            for row_id, scale, vector in conn.execute(
+                f"SELECT row_id, scale, vector FROM embeddings WHERE model_key = ? AND kind_code = ? "
+                f"AND row_id IN ({marks})",
+                (self.model_key, _MESSAGE_CODE, *batch),
+            ):
+                vectors[where[row_id]] = np.frombuffer(vector, dtype=np.int8)
+                scales[where[row_id]] = scale
+        return vectors, scales
 
     def _project_id(self, name: str) -> int:
         return self._project_ids.setdefault(name, len(self._project_ids))
@@ -203,6 +267,18 @@ class VectorIndex:
         below = np.flatnonzero(distance < cutoff)
         nearest = np.concatenate([below, np.flatnonzero(distance == cutoff)[: size - below.size]])
         return nearest if rows is None else rows[nearest]
+
+
+def _session_chunks(sessions: NDArray[np.int64], size: int = _EXACT_CHUNK) -> list[slice]:
+    """Slices of about ``size`` sorted rows that never split a session (bounds the float32 copy)."""
+    chunks, begin = [], 0
+    while begin < sessions.size:
+        end = min(begin + size, sessions.size)
+        while end < sessions.size and sessions[end] == sessions[end - 1]:
+            end += 1
+        chunks.append(slice(begin, end))
+        begin = end
+    return chunks
 
 
 def _sign_bits(matrix: NDArray[np.generic]) -> NDArray[np.uint64]:
