@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recall.search.embedder import FakeEmbedder
+from recall.search.embedder import Embedder, FakeEmbedder, get_embedder
 from recall.store import Store
 
 
@@ -29,6 +29,19 @@ def db_path(tmp_path: Path) -> Path:
 def store(db_path: Path) -> Iterator[Store]:
     """A store on a real file with the fast fake embedder; tests about meaning use the real model."""
     with Store(db_path, embedder=FakeEmbedder()) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    """The real shipped ONNX model, loaded once per test run."""
+    return get_embedder()
+
+
+@pytest.fixture
+def real_store(db_path: Path, minilm: Embedder) -> Iterator[Store]:
+    """A store on a real file with the real model, for tests about meaning."""
+    with Store(db_path, embedder=minilm) as opened:
         yield opened
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,7 @@ import pytest
 from recall.migrations import latest_version, migrate
 from recall.models import KIND_CODES, RecordKind
 from recall.search import hybrid, semantic
-from recall.search.embedder import Embedder, FakeEmbedder, get_embedder
+from recall.search.embedder import Embedder, FakeEmbedder
 from recall.search.neighbours import MIX_WEIGHTS, mix_turns
 from recall.search.vectors import VectorIndex, quantize
 from recall.store import NewRecord, Store
@@ -381,17 +380,6 @@ def test_sessions_of_maps_messages_only(store: Store) -> None:
 
 
 # -- with the real model ------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    return get_embedder()
-
-
-@pytest.fixture
-def real_store(db_path: Path, minilm: Embedder) -> Iterator[Store]:
-    with Store(db_path, embedder=minilm) as opened:
-        yield opened
 
 
 def rowid_of(hit: Hit) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from recall.cli import cli
 from recall.errors import InvalidInput
 from recall.models import RecordKind
 from recall.search import hybrid, semantic
-from recall.search.embedder import Embedder, FakeEmbedder, get_embedder
+from recall.search.embedder import Embedder, FakeEmbedder
 from recall.store import NewRecord, RecordChanges, Store
 from recall.transcript import Origin, Role, Transcript, TranscriptMessage
 
@@ -29,17 +28,6 @@ DISTRACTORS = [
 ]
 TARGET = "The database migration failed because the disk was full"
 PARAPHRASE = "Storage ran out of space during a schema upgrade"
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    return get_embedder()
-
-
-@pytest.fixture
-def real_store(db_path: Path, minilm: Embedder) -> Iterator[Store]:
-    with Store(db_path, embedder=minilm) as opened:
-        yield opened
 
 
 def add(store: Store, content: str, project: str = "p") -> int:
