@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.models import KIND_BY_CODE, KIND_CODES, RecordKind
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 EMBED_ORIGINS = ("human", "agent", "compaction")
 BATCH_ROWS = 256
+# Below this many vectors SQLite loads the index in under a second: no snapshot file (vector_index).
+SNAPSHOT_MIN_ROWS = 50_000
 
 Progress = Callable[[int, int], None]
 
@@ -195,17 +198,39 @@ def drop_vectors(store: Store) -> int:
 
 
 def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
-    """The store's in-memory index for this embedder, brought up to date."""
+    """The store's in-memory index for this embedder, brought up to date.
+
+    A process starts from the index snapshot beside the database when there is one, then reads
+    only the rows added since. After reading ``SNAPSHOT_MIN_ROWS`` or more rows it writes the
+    snapshot again. After a full reload it rewrites the snapshot, or deletes it for a small index,
+    so a forgotten row's vector does not outlive the row.
+    """
     from recall.search.vectors import VectorIndex
 
     key = model_key(store, embedder)
     cache: dict[int, VectorIndex] = store.cache.setdefault("vector_indexes", {})
     index = cache.get(key)
+    snapshot = snapshot_path(store, key)
+    identity = f"{embedder.model_id} {embedder.model_hash}"
     if index is None:
         index = cache[key] = VectorIndex(key, embedder.dim)
+        if snapshot is not None and snapshot.exists():
+            index.restore(snapshot, identity)
     with store.reading() as conn:
-        index.refresh(conn)
+        loaded = index.refresh(conn)
+    if snapshot is not None:
+        if len(index) >= SNAPSHOT_MIN_ROWS and (loaded >= SNAPSHOT_MIN_ROWS or index.reloaded):
+            index.save(snapshot, identity)
+        elif index.reloaded:
+            snapshot.unlink(missing_ok=True)
     return index
+
+
+def snapshot_path(store: Store, key: int) -> Path | None:
+    """``<database>.vectors-<model key>.npz`` beside a database file; None for an in-memory store."""
+    if str(store.path) == ":memory:":
+        return None
+    return store.path.with_name(f"{store.path.name}.vectors-{key}.npz")
 
 
 def semantic_candidates(

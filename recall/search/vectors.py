@@ -14,14 +14,18 @@ session, the session's rows already in memory are mixed again from their stored 
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import threading
+import zipfile
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from recall.search.neighbours import mix_turns
+from recall.search.neighbours import MIX_WEIGHTS, mix_turns
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -32,6 +36,8 @@ PREFILTER_PER_RESULT = 100
 _EXACT_CHUNK = 16_384  # rows dequantised at a time: bounds the float32 temporary to 24 MB
 _MESSAGE_CODE = 5  # models.KIND_CODES[RecordKind.MESSAGE]; the only kind mixed with neighbours
 _SQL_VARIABLES = 900
+SNAPSHOT_FORMAT = 1
+_SNAPSHOT_ARRAYS = ("codes", "ids", "projects", "sessions", "ordinals", "vectors", "scales", "bits")
 
 
 def quantize(matrix: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
@@ -68,12 +74,13 @@ class VectorIndex:
         self.bits = np.zeros((max(1, -(-self.dim // 64)), 0), dtype=np.uint64)
         self._project_ids: dict[str, int] = {}
         self._position: dict[tuple[int, int], int] = {}
+        self.reloaded = False  # the last refresh threw the loaded rows away and read every row again
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        """Load rows added since the last call; reload everything if rows were removed.
+    def refresh(self, conn: sqlite3.Connection) -> int:
+        """Load rows added since the last call (returns how many); reload everything if rows were removed.
 
         Counting a million embeddings costs ~20 ms, so it only happens when this connection wrote
         or another one committed since the last check (``total_changes``, ``PRAGMA data_version``).
@@ -82,8 +89,10 @@ class VectorIndex:
         """
         with self._lock:
             seen = (conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
+            self.reloaded = False
             if seen == self._seen:
-                return
+                return 0
+            loaded = 0
             if self._last_seq:
                 tail = conn.execute(
                     "SELECT scale, vector FROM embeddings WHERE model_key = ? AND seq = ?",
@@ -91,6 +100,7 @@ class VectorIndex:
                 ).fetchone()
                 if tail is None or tuple(tail) != self._tail:
                     self._reset()
+                    self.reloaded = True
             count, last = conn.execute(
                 "SELECT count(*), coalesce(max(seq), 0) FROM embeddings WHERE model_key = ?",
                 (self.model_key,),
@@ -102,10 +112,73 @@ class VectorIndex:
                 replaced = sum((r[0], r[1]) in self._position for r in rows)
                 if self._count + len(rows) - replaced != count:
                     self._reset()
+                    self.reloaded = True
                     rows = self._rows_since(conn, 0)
                 self._append(conn, rows)
                 self._count, self._last_seq = count, last
+                loaded = len(rows)
             self._seen = seen
+            return loaded
+
+    def save(self, path: Path, identity: str) -> None:
+        """Write what is loaded to one ``.npz`` file, so the next process starts from it.
+
+        A million rows take seconds to read from SQLite and mix, but well under a second from this
+        file; ``restore`` trusts nothing in it that ``refresh`` does not check again against the
+        database (count, last ``seq`` and the vector stored there). The file is written beside
+        and renamed over the old one, so a reader never sees half of it.
+        """
+        with self._lock:
+            meta = self._snapshot_meta(identity) | {
+                "count": self._count, "last_seq": self._last_seq, "tail_scale": self._tail[0],
+                "tail_vector": self._tail[1].hex(), "projects": list(self._project_ids),
+            }  # fmt: skip
+            arrays = {name: getattr(self, name) for name in _SNAPSHOT_ARRAYS}
+            partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+            try:
+                with open(partial, "wb") as handle:
+                    np.savez(handle, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+                os.chmod(partial, 0o600)
+                os.replace(partial, path)
+            except OSError:
+                partial.unlink(
+                    missing_ok=True
+                )  # a full disk or a read-only folder: load from SQLite next time
+
+    def restore(self, path: Path, identity: str) -> bool:
+        """Start from a file ``save`` wrote for this model, mix and layout; False (and empty) otherwise."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(bytes(data["meta"]).decode())
+                arrays = {name: data[name] for name in _SNAPSHOT_ARRAYS}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            return False
+        expected = self._snapshot_meta(identity)
+        if not isinstance(meta, dict) or any(meta.get(key) != value for key, value in expected.items()):
+            return False
+        rows = arrays["ids"].shape[0]
+        shapes = {"vectors": (rows, self.dim), "bits": (max(1, -(-self.dim // 64)), rows)}
+        dtypes = {"codes": np.int8, "ids": np.int64, "projects": np.int32, "sessions": np.int64,
+                  "ordinals": np.int64, "vectors": np.int8, "scales": np.float32, "bits": np.uint64}  # fmt: skip
+        for name, array in arrays.items():
+            if array.dtype != dtypes[name] or array.shape != shapes.get(name, (rows,)):
+                return False
+        with self._lock:
+            self._reset()
+            for name, array in arrays.items():
+                setattr(self, name, array)
+            self._project_ids = {name: n for n, name in enumerate(meta["projects"])}
+            live = np.flatnonzero(self.codes >= 0)
+            self._position = dict(zip(zip(self.codes[live].tolist(), self.ids[live].tolist(), strict=True),
+                                      live.tolist(), strict=True))  # fmt: skip
+            self._count, self._last_seq = int(meta["count"]), int(meta["last_seq"])
+            self._tail = (float(meta["tail_scale"]), bytes.fromhex(meta["tail_vector"]))
+        return True
+
+    def _snapshot_meta(self, identity: str) -> dict[str, object]:
+        mix = MIX_WEIGHTS if self.mix is None else self.mix
+        return {"format": SNAPSHOT_FORMAT, "model_key": self.model_key, "model": identity, "dim": self.dim,
+                "mix": [[offset, weight] for offset, weight in sorted(mix.items())]}  # fmt: skip
 
     def _rows_since(self, conn: sqlite3.Connection, seq: int) -> list[sqlite3.Row]:
         return conn.execute(
