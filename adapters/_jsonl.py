@@ -22,11 +22,12 @@ import io
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Generic, TypeVar
 
 from recall.transcript import ParseReport
 
@@ -35,6 +36,7 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _READ_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, EOFError)
 _NOT_JSON = object()
+_T = TypeVar("_T")
 
 
 def iter_records(path: Path, report: ParseReport) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -221,3 +223,41 @@ def home_dir() -> Path | None:
         return Path.home()
     except RuntimeError:
         return None
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD: SQLite cannot store them."""
+    return _SURROGATE_RE.sub("\ufffd", text)
+
+
+class FileCache(Generic[_T]):
+    """Side files (session-title indexes) parsed once and kept until their size or mtime changes.
+
+    Why: one import reads every transcript in a folder, and each would otherwise parse the same index
+    again. Keying on ``(size, mtime_ns)``, the signature ``recall import`` itself uses to skip
+    unchanged sources, means an append or a rewrite is picked up on the next look. ``load`` must not
+    raise on bad content: it is the host's optional metadata and must never cost a transcript.
+    """
+
+    def __init__(self, load: Callable[[Path], _T]) -> None:
+        self._load = load
+        self._entries: dict[str, tuple[tuple[int, int], _T]] = {}
+
+    def get(self, path: Path) -> _T | None:
+        """The parsed file, or None when it is missing, unreadable or not a regular file."""
+        key = os.path.normcase(os.path.abspath(path))
+        try:
+            info = path.stat()
+        except (OSError, ValueError):  # ValueError: a path with a NUL byte
+            self._entries.pop(key, None)
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            self._entries.pop(key, None)
+            return None
+        signature = (info.st_size, info.st_mtime_ns)
+        cached = self._entries.get(key)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        value = self._load(path)
+        self._entries[key] = (signature, value)
+        return value

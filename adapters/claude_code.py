@@ -25,23 +25,30 @@ Ground truth (Claude Code 1.0 – 2.1.2xx; shared/ref/transcript-formats.md §2)
 - Not every ``user`` line is the person: ``isMeta`` lines, command and stdout wrappers, system
   reminders, task notifications and interruption notices are put in by the host, and a line with
   ``isCompactSummary`` is the model-written summary after a compaction. They are kept, but marked.
+- Since 2.1.x a project folder can hold ``sessions-index.json`` (``{"version": 1, "entries": [{
+  "sessionId", "summary"?, "projectPath", ...}]}``), a listing the host keeps for its resume picker.
+  It only fills gaps: its ``summary`` titles a session whose file names none, its ``projectPath``
+  is the cwd of a session whose lines carry none (see ``_FileReader._fill_from_index``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
 from adapters._jsonl import (
+    FileCache,
     existing_dirs,
     feed_records,
     home_dir,
     parse_timestamp,
+    scrub_surrogates,
     text_or_none,
     type_label,
     walk_files,
@@ -95,12 +102,22 @@ _SILENT_BLOCKS = frozenset({"redacted_thinking", "web_search_tool_result", "fall
 _TITLE_FIELDS = {"custom-title": ("customTitle", 0), "ai-title": ("aiTitle", 1)}
 _SUMMARY_RANK = 2
 _PRUNED_DIRS = frozenset({"tool-results", "workflows", "memory"})
+SESSIONS_INDEX = "sessions-index.json"
+_MAX_INDEX_BYTES = 64 * 1024 * 1024  # far above real ones: an entry (with its first prompt) per session
 
 
 class ClaudeCodeAdapter:
-    """Reads Claude Code session and subagent JSONL files."""
+    """Reads Claude Code session and subagent JSONL files.
+
+    The adapter object lives for a whole import, so it keeps each project folder's parsed
+    ``sessions-index.json`` (re-read only when its size or mtime changes): a folder of many sessions
+    costs one parse of its index, and only if some session there needs it.
+    """
 
     name = HOST
+
+    def __init__(self) -> None:
+        self._indexes: FileCache[dict[str, IndexEntry]] = FileCache(load_sessions_index)
 
     def default_roots(self) -> list[Path]:
         config_dirs = os.environ.get("CLAUDE_CONFIG_DIR", "")
@@ -125,7 +142,72 @@ class ClaudeCodeAdapter:
                     yield path
 
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
-        yield from _FileReader(path, options, report).transcripts()
+        """The file's transcripts; a bad or missing ``sessions-index.json`` is simply not used."""
+        index_path = project_dir(path) / SESSIONS_INDEX
+        yield from _FileReader(path, options, report, lambda: self._indexes.get(index_path)).transcripts()
+
+
+def project_dir(path: Path) -> Path:
+    """The project folder of a session file: its own folder, or three up for ``<id>/subagents/agent-*``."""
+    return path.parent.parent.parent if path.parent.name == "subagents" else path.parent
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """What ``sessions-index.json`` knows about one session that its lines may not say."""
+
+    summary: str | None
+    project_path: str | None
+    sidechain: bool = False
+
+
+def load_sessions_index(path: Path) -> dict[str, IndexEntry]:
+    """The entries of a ``sessions-index.json`` by ``sessionId``; {} for anything unusable.
+
+    The index is optional and written by the host at its own pace, so nothing here raises: an
+    unreadable, oversized or non-JSON file, or a root that is not ``{"entries": [...]}``, gives no
+    entries, and an entry or field of an unexpected type is passed over on its own. The ``version``
+    is not checked: every field is type-checked as it is read. Invalid UTF-8 becomes U+FFFD (as
+    Node, which writes and reads the file, decodes it); lone surrogates too, as SQLite cannot store
+    them. When one id has several entries a main-session entry beats a sidechain one, then the last
+    wins.
+    """
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(_MAX_INDEX_BYTES + 1)
+    except OSError:
+        return {}
+    if len(data) > _MAX_INDEX_BYTES:
+        return {}
+    try:
+        root = json.loads(data.decode("utf-8", "replace").removeprefix("\ufeff"))
+    except (ValueError, RecursionError):
+        return {}
+    entries = root.get("entries") if isinstance(root, dict) else None
+    found: dict[str, IndexEntry] = {}
+    for raw in entries if isinstance(entries, list) else []:
+        if not isinstance(raw, dict):
+            continue
+        session_id = _index_text(raw.get("sessionId"))
+        if session_id is None:
+            continue
+        entry = IndexEntry(
+            _index_text(raw.get("summary")),
+            _index_text(raw.get("projectPath")),
+            raw.get("isSidechain") is True,
+        )
+        earlier = found.get(session_id)
+        if earlier is None or earlier.sidechain or not entry.sidechain:
+            found[session_id] = entry
+    return found
+
+
+def _index_text(value: object) -> str | None:
+    """A usable string field of the index: stripped, surrogate-free, non-empty; else None."""
+    if not isinstance(value, str):
+        return None
+    text = scrub_surrogates(value).strip()
+    return text or None
 
 
 def _is_transcript(path: Path) -> bool:
@@ -145,10 +227,17 @@ def _agent_id_from_name(path: Path) -> str | None:
 class _FileReader:
     """Reads one file; a file can hold several transcripts (resume copies, inline sidechains)."""
 
-    def __init__(self, path: Path, options: ReadOptions, report: ParseReport) -> None:
+    def __init__(
+        self,
+        path: Path,
+        options: ReadOptions,
+        report: ParseReport,
+        index: Callable[[], Mapping[str, IndexEntry] | None] = lambda: None,
+    ) -> None:
         self.path = path
         self.options = options
         self.report = report
+        self.index = index  # the project's sessions-index.json, loaded only if a session needs it
         self.file_agent_id = _agent_id_from_name(path)
         self.compaction_run = bool(self.file_agent_id and self.file_agent_id.startswith("acompact"))
         # In the 2.1.2+ layout the directory names the parent session, whatever the lines say.
@@ -176,6 +265,7 @@ class _FileReader:
     def transcripts(self) -> Iterator[Transcript]:
         feed_records(self.path, self.report, self._record)
         self._link_sessions()
+        self._fill_from_index()
         for session in self.sessions.values():
             transcript = session.freeze()
             if transcript is not None:
@@ -518,6 +608,40 @@ class _FileReader:
             ranked = self.titles.get(session_id)
             if ranked:
                 self.sessions[session_id].title = ranked[min(ranked)]
+
+    def _fill_from_index(self) -> None:
+        """Fill the title and cwd that no line gave from the project's ``sessions-index.json``.
+
+        The index's ``summary`` ranks below every title the file states itself (custom-title, then
+        ai-title, then a ``summary`` line): the index is the host's own listing, derived from the
+        transcripts and rewritten at its own pace, so it can lag behind a later ``/rename`` or a new
+        summary, while a line in the file is what the session itself last said. The index still
+        titles a session that never got a title line, or whose summary line sits in another file
+        (counted there as ``orphan_summary``). ``firstPrompt`` is never a title: it is a message,
+        already kept as one.
+
+        ``projectPath`` is the host's record of the real cwd, so it stands in when no line carries a
+        ``cwd``; any line's ``cwd`` wins, as the lines say where the session actually ran (after a
+        ``cd`` too). A subagent takes it from its parent session's entry, but never a title: titles
+        belong to main sessions here as everywhere in this reader.
+        """
+        wanting = [
+            s for s in self.sessions.values() if not s.cwds or (s.agent_id is None and s.title is None)
+        ]
+        if not wanting:
+            return
+        entries = self.index()
+        if not entries:
+            return
+        for session in wanting:
+            main_id = session.parent_external_id if session.agent_id is not None else session.external_id
+            entry = entries.get(main_id) if main_id else None
+            if entry is None:
+                continue
+            if session.agent_id is None and session.title is None and entry.summary:
+                session.title = entry.summary
+            if not session.cwds and entry.project_path:
+                session.cwds[entry.project_path] += 1
 
 
 def _blocks(content: object) -> list[dict[str, Any]]:

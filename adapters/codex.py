@@ -23,6 +23,10 @@ Ground truth (Codex 0.1x – 0.146; shared/ref/transcript-formats.md §4):
 - ``turn_context`` names the model of each turn; ``session_meta`` gives the cwd, the git branch, the
   originator (``codex exec`` runs are flagged ``non_interactive``) and the parent of a fork or
   subagent thread.
+- Thread names live in ``$CODEX_HOME/session_index.jsonl``: append-only ``{id, thread_name,
+  updated_at}`` lines, the last one for an id wins. Codex resolves a name from this index alone
+  (``codex-rs/core/src/rollout/session_index.rs``), so it is the name the user sees and it beats a
+  ``thread_name_updated`` event in the rollout, which only stands in when the index has no entry.
 """
 
 from __future__ import annotations
@@ -33,17 +37,19 @@ import os
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
 from adapters._jsonl import (
+    FileCache,
     existing_dirs,
     feed_records,
     home_dir,
     parse_timestamp,
+    scrub_surrogates,
     text_or_none,
     type_label,
     walk_files,
@@ -53,6 +59,9 @@ from adapters.base import ReadOptions
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
 HOST = "codex"
+SESSION_INDEX = "session_index.jsonl"
+_HOME_FOLDERS = ("sessions", "archived_sessions")  # the folders a Codex home keeps rollouts in
+_MAX_INDEX_BYTES = 64 * 1024 * 1024  # a real index grows by about 120 bytes per rename
 _INJECTED_PREFIXES = (
     "<environment_context>",
     "<user_instructions>",
@@ -127,17 +136,21 @@ _USER, _ASSISTANT, _REASONING = "user", "assistant", "reasoning"  # classes of t
 
 
 class CodexAdapter:
-    """Reads Codex CLI rollout files of every era, plain or zstd-compressed."""
+    """Reads Codex CLI rollout files of every era, plain or zstd-compressed.
+
+    The adapter object lives for a whole import, so it keeps the parsed ``session_index.jsonl`` of
+    each Codex home it meets (re-read only when the file's size or mtime changes): naming a thousand
+    rollouts costs one read of the index, not a thousand.
+    """
 
     name = HOST
 
+    def __init__(self) -> None:
+        self._indexes: FileCache[SessionIndex] = FileCache(load_session_index)
+
     def default_roots(self) -> list[Path]:
-        configured = os.environ.get("CODEX_HOME", "").strip()
-        home = Path(configured).expanduser() if configured else None
-        if home is None:
-            user_home = home_dir()
-            home = user_home / ".codex" if user_home is not None else None
-        return existing_dirs([home / "sessions", home / "archived_sessions"]) if home is not None else []
+        home = configured_home()
+        return existing_dirs([home / folder for folder in _HOME_FOLDERS]) if home is not None else []
 
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         """Rollouts; a name met twice (plain beside ``.zst``, or also archived) is read once, first wins."""
@@ -151,7 +164,139 @@ class CodexAdapter:
                     yield path
 
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
-        yield from _RolloutReader(path, options, report).transcripts()
+        """The rollout's thread, titled by ``session_index.jsonl`` when the index names it.
+
+        Problems in the index are not counted in ``report``: they are not lines of this rollout, and
+        with the index cached they would land on whichever rollout happened to be read first. They
+        are kept in ``SessionIndex.skipped`` instead.
+        """
+        for transcript in _RolloutReader(path, options, report).transcripts():
+            name = self.thread_name(path, transcript.external_id)
+            yield transcript if name is None else replace(transcript, title=name)
+
+    def thread_name(self, rollout: Path, thread_id: str) -> str | None:
+        """The name the index gives ``thread_id``; None if no index names it (or the name was cleared).
+
+        The index of the Codex home that holds the rollout is asked first (a copied or backed-up
+        home keeps its own names), then the index of the home this machine's Codex uses
+        (``$CODEX_HOME`` or ``~/.codex``), which also covers a rollout passed in from elsewhere.
+        Thread ids are UUIDs, so a name found for one can only belong to that thread.
+        """
+        key = _index_key(thread_id)
+        for index_path in session_index_paths(rollout):
+            index = self._indexes.get(index_path)
+            if index is not None and key in index.names:
+                return index.names[key] or None
+        return None
+
+
+def configured_home() -> Path | None:
+    """This machine's Codex home: ``$CODEX_HOME``, else ``~/.codex``; None when no home resolves."""
+    configured = os.environ.get("CODEX_HOME", "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    user_home = home_dir()
+    return user_home / ".codex" if user_home is not None else None
+
+
+def session_index_paths(rollout: Path) -> list[Path]:
+    """Where a rollout's thread name can be: its own Codex home's index, then the configured one's.
+
+    A rollout's home is the folder holding the nearest ``sessions/`` or ``archived_sessions/`` above
+    it (``sessions/YYYY/MM/DD/rollout-…``, the flat old layout and archived files alike).
+    """
+    homes: list[Path] = []
+    for parent in Path(os.path.abspath(rollout)).parents:
+        if parent.name in _HOME_FOLDERS:
+            homes.append(parent.parent)
+            break
+    configured = configured_home()
+    if configured is not None:
+        homes.append(configured)
+    seen: set[str] = set()
+    paths: list[Path] = []
+    for home in homes:
+        ident = os.path.normcase(os.path.abspath(home))
+        if ident not in seen:
+            seen.add(ident)
+            paths.append(home / SESSION_INDEX)
+    return paths
+
+
+@dataclass(frozen=True, slots=True)
+class SessionIndex:
+    """A parsed ``session_index.jsonl``: the last name per thread id ("" when the name was cleared),
+    and the lines that were skipped, by reason (kept for diagnosis, never fatal)."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def load_session_index(path: Path) -> SessionIndex:
+    """Parse an index the way Codex's own reader does, so both agree on every thread's name.
+
+    Codex (``session_index.rs``) scans from the end and takes the first line that decodes as UTF-8
+    and deserialises to ``{id, thread_name, updated_at}`` (all strings): a line that is not valid
+    UTF-8, not JSON or not of that shape is passed over, so an earlier entry for the id still
+    counts. A last line with no newline is still being appended: it counts only if it is already a
+    whole entry, otherwise it is skipped as ``torn_line`` and read on a later import. Nothing here
+    raises; an unreadable or oversized file gives an empty index.
+    """
+    index = SessionIndex()
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(_MAX_INDEX_BYTES + 1)
+    except OSError:
+        index.skipped["unreadable"] += 1
+        return index
+    if len(data) > _MAX_INDEX_BYTES:
+        index.skipped["oversized_file"] += 1
+        return index
+    lines = data.split(b"\n")
+    unfinished = lines.pop()  # b"" when the file ends with a newline, as every complete index does
+    for number, raw in enumerate(lines, start=1):
+        problem = _read_index_line(index.names, raw, first=number == 1)
+        if problem is not None:
+            index.skipped[problem] += 1
+    if unfinished.strip() and _read_index_line(index.names, unfinished, first=not lines) is not None:
+        index.skipped["torn_line"] += 1
+    return index
+
+
+def _read_index_line(names: dict[str, str], raw: bytes, *, first: bool) -> str | None:
+    """Record one index line's name in ``names``; the reason when Codex would pass the line over."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "invalid_utf8"
+    if first:
+        text = text.removeprefix("\ufeff")
+    try:
+        entry = json.loads(text)
+    except (ValueError, RecursionError):
+        return "bad_json"
+    if not isinstance(entry, dict):
+        return "bad_entry"
+    thread_id, name, updated_at = entry.get("id"), entry.get("thread_name"), entry.get("updated_at")
+    if not (
+        isinstance(thread_id, str) and thread_id and isinstance(name, str) and isinstance(updated_at, str)
+    ):
+        return "bad_entry"
+    if scrub_surrogates(thread_id + name) != thread_id + name:
+        return "lone_surrogate"  # serde rejects lone surrogate escapes, and SQLite cannot store them
+    names[_index_key(thread_id)] = name.strip()
+    return None
+
+
+def _index_key(thread_id: str) -> str:
+    """A thread id in one spelling: Codex compares parsed UUIDs, so case and braces do not matter."""
+    try:
+        return str(uuid.UUID(thread_id))
+    except ValueError:
+        return thread_id
 
 
 def _expand_roots(roots: Sequence[Path]) -> Iterator[Path]:

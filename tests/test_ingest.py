@@ -16,6 +16,7 @@ from recall.store import Store
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 SPOTTER = FIXTURES / "claude-code" / "real" / "spotter"
 LOCALPUSH = FIXTURES / "codex" / "real" / "localpush"
+TITLES = Path(__file__).parent / "fixtures" / "session-titles"
 CURSOR = FIXTURES / "cursor"
 
 
@@ -179,3 +180,64 @@ def test_source_files_count_sessions_per_read_not_cumulatively(store: Store) -> 
         store, [get_adapter("claude")], paths=[SPOTTER / "short.jsonl"], embed_budget_seconds=0, force=True
     )
     assert store.connection.execute("SELECT sessions FROM source_files").fetchone()[0] == 1
+
+
+def test_session_titles_from_the_hosts_indexes_are_stored(store: Store, user_home: Path) -> None:
+    """Codex's session_index.jsonl and Claude Code's sessions-index.json name the stored sessions."""
+    codex_home = TITLES / "codex-home"
+    claude_projects = TITLES / "claude-projects"
+    run_import(store, [get_adapter("codex")], paths=[codex_home], embed_budget_seconds=0)
+    summary = run_import(store, [get_adapter("claude")], paths=[claude_projects], embed_budget_seconds=0)
+    assert summary.files_failed == 0 and not summary.skipped
+    rows = store.connection.execute(
+        "SELECT host, external_id, title, cwd FROM sessions ORDER BY host, external_id"
+    )
+    assert [tuple(row) for row in rows] == [
+        ("claude", "aaaaaaaa-0000-4000-8000-000000000001", "Upload client retries", "/home/me/app"),
+        ("claude", "aaaaaaaa-0000-4000-8000-000000000001#agent-a1", None, "/home/me/app"),
+        ("claude", "aaaaaaaa-0000-4000-8000-000000000002", "Release notes for 1.4", "/home/me/app/docs"),
+        ("claude", "aaaaaaaa-0000-4000-8000-000000000003", None, None),
+        ("codex", "0195a1b2-0000-7000-8000-000000000001", "Fix the flaky login test", "/home/me/app"),
+        ("codex", "0195a1b2-0000-7000-8000-000000000002", "Slow build cache", "/home/me/app"),
+        ("codex", "0195a1b2-0000-7000-8000-000000000003", "Linter bump", "/home/me/app"),
+    ]
+    titles = store.connection.execute(
+        "SELECT s.external_id, ss.title FROM session_summaries ss JOIN sessions s ON s.id = ss.session_id"
+        " WHERE s.host = 'codex' ORDER BY s.external_id"
+    )
+    assert [row[1] for row in titles] == ["Fix the flaky login test", "Slow build cache", "Linter bump"]
+
+
+def test_an_untitled_stored_thread_takes_its_index_name_when_its_rollout_is_read_again(
+    store: Store, user_home: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "codex-home"
+    shutil.copytree(TITLES / "codex-home", home, ignore=shutil.ignore_patterns("session_index.jsonl"))
+    codex = [get_adapter("codex")]
+    run_import(store, codex, paths=[home], embed_budget_seconds=0)
+    title = "SELECT title FROM sessions WHERE external_id = '0195a1b2-0000-7000-8000-000000000002'"
+    assert store.connection.execute(title).fetchone()[0] is None
+    shutil.copy(TITLES / "codex-home" / "session_index.jsonl", home)
+    # Unchanged rollouts are skipped by their own size and mtime: a name that only the index gained
+    # waits until the rollout changes, or for a forced import.
+    assert run_import(store, codex, paths=[home], embed_budget_seconds=0).files_unchanged == 3
+    assert store.connection.execute(title).fetchone()[0] is None
+    run_import(store, codex, paths=[home], embed_budget_seconds=0, force=True)
+    assert store.connection.execute(title).fetchone()[0] == "Slow build cache"
+
+
+def test_a_renamed_thread_replaces_its_stored_title(store: Store, user_home: Path, tmp_path: Path) -> None:
+    """Hosts rename sessions; the next read of the session stores the new name, not the first one."""
+    home = tmp_path / "codex-home"
+    shutil.copytree(TITLES / "codex-home", home)
+    codex = [get_adapter("codex")]
+    run_import(store, codex, paths=[home], embed_budget_seconds=0)
+    title = "SELECT title FROM sessions WHERE external_id = '0195a1b2-0000-7000-8000-000000000002'"
+    assert store.connection.execute(title).fetchone()[0] == "Slow build cache"
+    with (home / "session_index.jsonl").open("a", encoding="utf-8") as index:
+        index.write(
+            '{"id":"0195a1b2-0000-7000-8000-000000000002","thread_name":"Build cache keyed by lockfile",'
+            '"updated_at":"2026-11-29T10:00:00Z"}\n'
+        )
+    run_import(store, codex, paths=[home], embed_budget_seconds=0, force=True)
+    assert store.connection.execute(title).fetchone()[0] == "Build cache keyed by lockfile"

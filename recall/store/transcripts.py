@@ -188,10 +188,17 @@ def _session_values(t: Transcript) -> dict[str, Any]:
 
 
 def _refresh_session(conn: Any, writer: Writer, session_id: int, values: dict[str, Any]) -> None:
-    """Update what a later read knows better (end time, title, model); never blank a known field."""
+    """Update what a later read knows better (end time, title, model); never blank a known field.
+
+    A title is replaced by a later one: hosts rename sessions (Claude Code ``/rename``, Codex thread
+    names), and the adapter hands over the best title the whole transcript states. The other fields
+    only fill blanks: a session's folder or branch as first seen is what its messages were about.
+    """
     current = dict(conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone())
     changes: dict[str, Any] = {}
-    for column in ("title", "cwd", "git_branch", "model", "parent_external_id", "agent_id", "source_path"):
+    if values["title"] and values["title"] != current["title"]:
+        changes["title"] = values["title"]
+    for column in ("cwd", "git_branch", "model", "parent_external_id", "agent_id", "source_path"):
         if values[column] and not current[column]:
             changes[column] = values[column]
     for column, later in (("started_at", False), ("ended_at", True)):

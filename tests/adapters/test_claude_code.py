@@ -8,7 +8,9 @@ blocks, 84 message ids with text, one isCompactSummary line and one <task-notifi
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 import adapters._jsonl as jsonl
-from adapters import get_adapter
+from adapters import claude_code, get_adapter
 from adapters.base import ReadOptions
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
@@ -25,6 +27,10 @@ SPOTTER = FIXTURES / "real" / "spotter"
 BIG = SPOTTER / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
 BIG_ID = "4d5611e5-241a-462a-8d15-5122611a9569"
 STAGE0 = FIXTURES / "schema-fixtures" / "agent-sessions"
+TITLED = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "session-titles" / "claude-projects" / "-home-me-app"
+)
+S1, S2, S3 = (f"aaaaaaaa-0000-4000-8000-00000000000{n}" for n in (1, 2, 3))
 ADAPTER = get_adapter("claude")
 
 H, A, T, S = Role.USER, Role.ASSISTANT, Role.TOOL, Role.SYSTEM
@@ -489,3 +495,142 @@ def test_beside_layout_subagent_links_to_the_session_in_its_lines(tmp_path: Path
     [t], _ = read(path)
     assert (t.external_id, t.parent_external_id, t.agent_id) == ("parent-1#agent-b7", "parent-1", "b7")
     assert t.messages[0].origin is AGENT
+
+
+# -- sessions-index.json --------------------------------------------------------------------------
+
+
+def facts(path: Path) -> list[tuple[str, str | None, str | None]]:
+    transcripts, report = read(path)
+    assert not report.skipped
+    return [(t.external_id, t.title, t.cwd) for t in transcripts]
+
+
+def index_file(folder: Path, *entries: Any) -> Path:
+    path = folder / "sessions-index.json"
+    path.write_text(json.dumps({"version": 1, "entries": list(entries)}), encoding="utf-8")
+    return path
+
+
+def test_the_index_fills_the_title_and_cwd_a_session_does_not_state() -> None:
+    assert facts(TITLED / f"{S1}.jsonl") == [(S1, "Upload client retries", "/home/me/app")]
+    assert facts(TITLED / S1 / "subagents" / "agent-a1.jsonl") == [(f"{S1}#agent-a1", None, "/home/me/app")]
+    # its own summary line and cwd win over the index's "Stale listing summary" and projectPath
+    assert facts(TITLED / f"{S2}.jsonl") == [(S2, "Release notes for 1.4", "/home/me/app/docs")]
+    assert facts(TITLED / f"{S3}.jsonl") == [(S3, None, None)]  # not in the index
+
+
+def test_without_an_index_everything_reads_as_before(tmp_path: Path) -> None:
+    bare = tmp_path / "-home-me-app"
+    shutil.copytree(TITLED, bare, ignore=shutil.ignore_patterns("sessions-index.json"))
+    assert facts(bare / f"{S1}.jsonl") == [(S1, None, None)]
+    assert facts(bare / S1 / "subagents" / "agent-a1.jsonl") == [(f"{S1}#agent-a1", None, None)]
+    assert facts(bare / f"{S2}.jsonl") == [(S2, "Release notes for 1.4", "/home/me/app/docs")]
+    [plain], _ = read(bare / f"{S1}.jsonl")
+    [indexed], _ = read(TITLED / f"{S1}.jsonl")
+    assert replace(indexed, title=None, cwd=None, source_path=plain.source_path) == plain
+
+
+def test_every_title_the_file_states_beats_the_index(tmp_path: Path) -> None:
+    index_file(
+        tmp_path,
+        *({"sessionId": s, "summary": "From the index", "projectPath": "/p"} for s in ("s1", "s2", "s3")),
+    )
+    custom = write_lines(
+        tmp_path / "s1.jsonl",
+        user("u1", "hi"),
+        {"type": "custom-title", "sessionId": "s1", "customTitle": "Mine"},
+    )
+    ai = write_lines(
+        tmp_path / "s2.jsonl",
+        user("u2", "hi", "s2"),
+        {"type": "ai-title", "sessionId": "s2", "aiTitle": "AI's"},
+    )
+    orphan = write_lines(  # its summary line points into another file: only the index names it
+        tmp_path / "s3.jsonl",
+        {"type": "summary", "summary": "Elsewhere", "leafUuid": "gone"},
+        user("u3", "hi", "s3"),
+    )
+    assert [t.title for path in (custom, ai) for t in read(path)[0]] == ["Mine", "AI's"]
+    [t], report = read(orphan)
+    assert t.title == "From the index" and report.skipped == {"orphan_summary": 1}
+
+
+def test_a_line_cwd_beats_project_path_and_a_blank_summary_is_no_title(tmp_path: Path) -> None:
+    index_file(tmp_path, {"sessionId": "s1", "summary": "   ", "projectPath": "/from/index"})
+    path = write_lines(tmp_path / "s1.jsonl", user("u1", "hi"), user("u2", "there", cwd="/from/line"))
+    assert facts(path) == [("s1", None, "/from/line")]
+    write_lines(path, user("u1", "hi"))
+    assert facts(path) == [("s1", None, "/from/index")]
+
+
+BAD_SESSION_INDEXES: dict[str, bytes] = {
+    "empty": b"",
+    "not json": b"{this is not json",
+    "torn write": json.dumps({"version": 1, "entries": [{"sessionId": "s1", "summary": "T"}]}).encode()[:-5],
+    "a list": b'[{"sessionId": "s1", "summary": "T", "projectPath": "/p"}]',
+    "entries not a list": b'{"version": 1, "entries": {"s1": {"summary": "T"}}}',
+    "entries of the wrong types": (
+        b'{"entries": [1, "s1", null, {"sessionId": 5, "summary": "T"}, {"summary": "no id"},'
+        b' {"sessionId": "s1", "summary": 7, "projectPath": ["/p"]}, {"sessionId": "", "summary": "T"}]}'
+    ),
+    "invalid utf-8": b"\xff\xfe\x00{\x00",
+    "too deep": b'{"entries": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SESSION_INDEXES))
+def test_a_bad_index_is_ignored_and_the_session_still_reads(tmp_path: Path, case: str) -> None:
+    path = write_lines(tmp_path / "s1.jsonl", user("u1", "hi"))
+    [baseline], _ = read(path)
+    (tmp_path / "sessions-index.json").write_bytes(BAD_SESSION_INDEXES[case])
+    [t], report = read(path)
+    assert t == baseline and not report.skipped
+
+
+def test_an_index_that_is_not_a_file_is_ignored(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "s1.jsonl", user("u1", "hi"))
+    (tmp_path / "sessions-index.json").mkdir()
+    assert facts(path) == [("s1", None, None)]
+
+
+def test_index_entries_survive_bad_bytes_and_prefer_the_main_session(tmp_path: Path) -> None:
+    path = tmp_path / "sessions-index.json"
+    path.write_bytes(
+        b'\xef\xbb\xbf{"version": 2, "entries": ['
+        b'{"sessionId": "s1", "summary": "caf\xc3 \\ud800 ok", "projectPath": "/p", "isSidechain": false},'
+        b'{"sessionId": "s1", "summary": "sidechain copy", "projectPath": "/q", "isSidechain": true},'
+        b'{"sessionId": "s2", "summary": "first", "isSidechain": true},'
+        b'{"sessionId": "s2", "summary": "  second  ", "projectPath": "/r"}]}'
+    )
+    assert claude_code.load_sessions_index(path) == {
+        "s1": claude_code.IndexEntry("caf\ufffd \ufffd ok", "/p"),
+        "s2": claude_code.IndexEntry("second", "/r"),
+    }
+
+
+def test_the_index_is_parsed_once_per_folder_and_only_when_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[Path] = []
+    real_load = claude_code.load_sessions_index
+
+    def counting_load(path: Path) -> dict[str, claude_code.IndexEntry]:
+        loads.append(path)
+        return real_load(path)
+
+    monkeypatch.setattr(claude_code, "load_sessions_index", counting_load)
+    adapter = claude_code.ClaudeCodeAdapter()
+    folder = tmp_path / "copy"
+    shutil.copytree(TITLED, folder)
+
+    def title(path: Path) -> list[str | None]:
+        return [t.title for t in adapter.read(path, ReadOptions(), ParseReport())]
+
+    assert title(folder / f"{S2}.jsonl") == ["Release notes for 1.4"] and loads == []  # needs nothing
+    assert title(folder / f"{S1}.jsonl") == ["Upload client retries"]
+    assert title(folder / S1 / "subagents" / "agent-a1.jsonl") == [None]
+    assert title(folder / f"{S3}.jsonl") == [None]
+    assert loads == [folder / "sessions-index.json"]
+    index_file(folder, {"sessionId": S1, "summary": "Retries, renamed", "projectPath": "/home/me/app"})
+    assert title(folder / f"{S1}.jsonl") == ["Retries, renamed"] and len(loads) == 2

@@ -10,15 +10,17 @@ repeats the ``response_item`` beside it, so a thread holds: developer messages +
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from adapters import get_adapter
+from adapters import codex, get_adapter
 from adapters.base import ReadOptions
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
@@ -26,6 +28,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "c
 LOCALPUSH = FIXTURES / "real" / "localpush"
 STAGE0 = FIXTURES / "schema-fixtures" / "agent-sessions"
 BIG = LOCALPUSH / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+TITLED_HOME = Path(__file__).resolve().parents[1] / "fixtures" / "session-titles" / "codex-home"
+T1, T2, T3 = (f"0195a1b2-0000-7000-8000-00000000000{n}" for n in (1, 2, 3))
 ADAPTER = get_adapter("codex")
 
 U, A, T, S = Role.USER, Role.ASSISTANT, Role.TOOL, Role.SYSTEM
@@ -36,6 +40,12 @@ TEXT, CALL, RESULT, THINK = (
     MessageKind.TOOL_RESULT,
     MessageKind.THINKING,
 )
+
+
+@pytest.fixture(autouse=True)
+def no_real_codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader also asks the configured Codex home for thread names: never the real one here."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "configured-codex-home"))
 
 
 def read(path: Path, **options: Any) -> tuple[list[Transcript], ParseReport]:
@@ -470,3 +480,193 @@ def test_discovery_prefers_live_over_compressed_and_archived(
     ]
     assert [p.relative_to(home).as_posix() for p in ADAPTER.discover()] == expected
     assert [p.relative_to(home).as_posix() for p in ADAPTER.discover([home])] == expected
+
+
+# -- thread names from session_index.jsonl --------------------------------------------------------
+
+
+def titled_rollout(home: Path, thread: str, *records: dict[str, Any] | bytes) -> Path:
+    """A rollout where Codex puts it, ``<home>/sessions/YYYY/MM/DD/rollout-<time>-<thread>.jsonl``."""
+    path = home / "sessions" / "2026" / "03" / "01" / f"rollout-2026-03-01T10-00-00-{thread}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return rollout(path, *(records or (said("user", "hi"), said("assistant", "hello"))), thread=thread)
+
+
+def index_line(thread: str, name: str, when: str = "2026-03-01T11:00:00Z") -> bytes:
+    return json.dumps({"id": thread, "thread_name": name, "updated_at": when}).encode() + b"\n"
+
+
+def rollouts_of(home: Path) -> dict[str, Path]:
+    return {p.name.removesuffix(".jsonl")[-36:]: p for p in ADAPTER.discover([home])}
+
+
+def test_the_index_names_threads_and_its_last_entry_wins() -> None:
+    found = rollouts_of(TITLED_HOME)
+    titles = {}
+    for thread, path in found.items():
+        [t], report = read(path)
+        assert t.external_id == thread and not report.skipped
+        titles[thread] = t.title
+    assert titles == {
+        T1: "Fix the flaky login test",  # named twice in the index; beats the rollout's own "Login test"
+        T2: "Slow build cache",  # archived, named only by the index
+        T3: "Linter bump",  # not in the index: the rollout's thread_name_updated event stands
+    }
+
+
+def test_without_an_index_everything_reads_as_before(tmp_path: Path) -> None:
+    bare = tmp_path / "codex-home"
+    shutil.copytree(TITLED_HOME, bare, ignore=shutil.ignore_patterns("session_index.jsonl"))
+    assert len(rollouts_of(bare)) == 3
+    for thread, path in rollouts_of(bare).items():
+        [plain], plain_report = read(path)
+        [named], named_report = read(rollouts_of(TITLED_HOME)[thread])
+        expected_title = {T1: "Login test", T2: None, T3: "Linter bump"}[thread]
+        assert plain.title == expected_title
+        assert replace(named, title=plain.title, source_path=plain.source_path) == plain
+        assert plain_report == named_report
+
+
+BAD_INDEXES: dict[str, tuple[bytes, str | None]] = {
+    # name: (index content, the title the rollout ends up with)
+    "malformed lines": (
+        b"{broken\n[1, 2]\n" + index_line(T1, "kept") + b'{"id": 42, "thread_name": "x", "updated_at": ""}\n',
+        "kept",
+    ),
+    "invalid utf-8 in a later entry": (
+        index_line(T1, "kept")
+        + b'{"id": "'
+        + T1.encode()
+        + b'", "thread_name": "caf\xff", "updated_at": ""}\n',
+        "kept",
+    ),
+    "torn last line": (index_line(T1, "kept") + index_line(T1, "newer")[:-12], "kept"),
+    "binary junk": (b"\x00\xff\xfe" * 1000, None),
+    "empty": (b"", None),
+    "only other threads": (index_line(T2, "someone else"), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INDEXES))
+def test_a_bad_index_never_costs_the_transcript(tmp_path: Path, case: str) -> None:
+    content, title = BAD_INDEXES[case]
+    home = tmp_path / "codex-home"
+    path = titled_rollout(home, T1)
+    [baseline], baseline_report = read(path)
+    (home / "session_index.jsonl").write_bytes(content)
+    [t], report = read(path)
+    assert t.title == title
+    assert replace(t, title=None) == baseline and report == baseline_report  # the index adds no skips
+
+
+def test_an_index_that_cannot_be_read_is_ignored(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    path = titled_rollout(home, T1)
+    (home / "session_index.jsonl").mkdir()  # a folder where the file should be
+    [t], report = read(path)
+    assert t.title is None and not report.skipped
+    assert codex.load_session_index(home / "session_index.jsonl").skipped == {"unreadable": 1}
+
+
+def test_index_lines_are_read_the_way_codex_reads_them(tmp_path: Path) -> None:
+    index = tmp_path / "session_index.jsonl"
+    t1 = T1.encode()
+    index.write_bytes(
+        b"\xef\xbb\xbf"  # a byte-order mark
+        + index_line(T1, "one")
+        + b"{broken\n"
+        + b"[1, 2]\n"
+        + b'{"id": "%s", "thread_name": 7, "updated_at": "x"}\n' % t1
+        + b'{"id": "%s", "thread_name": "no timestamp"}\n' % t1
+        + b'{"id": "%s", "thread_name": "caf\xc3", "updated_at": "x"}\n' % t1
+        + b'{"id": "%s", "thread_name": "lone \\ud800", "updated_at": "x"}\n' % t1
+        + b"\r\n"
+        + index_line(T2.upper(), "  two  ")  # Codex compares parsed UUIDs
+        + index_line(T3, "three")
+        + index_line(T3, "")  # a cleared name
+        + index_line(T1, "half written")[:-20]
+    )
+    parsed = codex.load_session_index(index)
+    assert parsed.names == {T1: "one", T2: "two", T3: ""}
+    assert parsed.skipped == {
+        "bad_json": 1,
+        "bad_entry": 3,
+        "invalid_utf8": 1,
+        "lone_surrogate": 1,
+        "torn_line": 1,
+    }
+    index.write_bytes(index_line(T1, "whole but not yet ended")[:-1])  # the newline comes in a second write
+    assert codex.load_session_index(index).names == {T1: "whole but not yet ended"}
+
+
+def test_a_cleared_name_gives_no_title_and_the_rollout_keeps_its_own(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    path = titled_rollout(
+        home,
+        T1,
+        said("user", "hi"),
+        event({"type": "thread_name_updated", "thread_name": "from the rollout"}),
+    )
+    (home / "session_index.jsonl").write_bytes(index_line(T1, "old name") + index_line(T1, "  "))
+    assert read(path)[0][0].title == "from the rollout"
+
+
+def test_a_torn_entry_is_used_once_it_is_complete(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    path = titled_rollout(home, T1)
+    whole = index_line(T1, "first") + index_line(T1, "second")
+    (home / "session_index.jsonl").write_bytes(whole[:-9])
+    assert read(path)[0][0].title == "first"
+    (home / "session_index.jsonl").write_bytes(whole)
+    assert read(path)[0][0].title == "second"
+
+
+def test_the_index_is_parsed_once_per_run_and_again_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[Path] = []
+    real_load = codex.load_session_index
+
+    def counting_load(path: Path) -> codex.SessionIndex:
+        loads.append(path)
+        return real_load(path)
+
+    monkeypatch.setattr(codex, "load_session_index", counting_load)
+    adapter = codex.CodexAdapter()
+    home = tmp_path / "codex-home"
+    first, second = titled_rollout(home, T1), titled_rollout(home, T2)
+    index = home / "session_index.jsonl"
+    index.write_bytes(index_line(T1, "one") + index_line(T2, "two"))
+
+    def title(path: Path) -> str | None:
+        [t] = adapter.read(path, ReadOptions(), ParseReport())
+        return t.title
+
+    assert [title(first), title(second), title(first)] == ["one", "two", "one"]
+    assert loads == [index]
+    with index.open("ab") as stream:
+        stream.write(index_line(T1, "renamed"))
+    assert [title(first), title(second)] == ["renamed", "two"] and loads == [index, index]
+
+
+def test_names_come_from_the_rollouts_own_home_then_the_configured_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configured, backup = tmp_path / "live-home", tmp_path / "backup-home"
+    monkeypatch.setenv("CODEX_HOME", str(configured))
+    configured.mkdir()
+    (configured / "session_index.jsonl").write_bytes(index_line(T1, "live name") + index_line(T2, "live two"))
+    in_backup = titled_rollout(backup, T1)
+    (backup / "session_index.jsonl").write_bytes(index_line(T1, "backup name"))
+    archived = backup / "archived_sessions" / f"rollout-2026-03-01T10-00-00-{T2}.jsonl"
+    archived.parent.mkdir()
+    rollout(archived, said("user", "hi"), thread=T2)
+    loose = rollout(tmp_path / f"rollout-2026-03-01T10-00-00-{T1}.jsonl", said("user", "hi"), thread=T1)
+    assert codex.session_index_paths(archived) == [
+        backup / "session_index.jsonl",
+        configured / "session_index.jsonl",
+    ]
+    assert codex.session_index_paths(loose) == [configured / "session_index.jsonl"]
+    assert read(in_backup)[0][0].title == "backup name"  # its own home's index first
+    assert read(archived)[0][0].title == "live two"  # its home's index does not know it
+    assert read(loose)[0][0].title == "live name"  # a rollout outside any Codex home
