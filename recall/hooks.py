@@ -9,6 +9,9 @@ next search), and record every outcome, good or bad, as one line of the hook log
   ``hook_event_name`` and event fields (``reason``, ``trigger``).
 - Cursor (``stop``; stdin): ``conversation_id``, ``workspace_roots``, ``status``; newer versions also
   ``transcript_path``. Without one, the conversation's agent transcript is looked up by id.
+- Claude Code ``SessionStart`` and Cursor ``sessionStart`` (stdin) run ``recall context --hook``: the
+  project comes from Claude's ``cwd``, or Cursor's first workspace root (else ``CURSOR_PROJECT_DIR``),
+  and the brief goes back in each host's own JSON shape.
 - Codex (``notify``; one JSON argument): ``type: agent-turn-complete``, ``thread-id``, ``cwd``.
   The thread id names the rollout file (``rollout-<time>-<thread id>.jsonl``).
 """
@@ -119,7 +122,11 @@ def run_dump_hook(db_path: str | None, raw: str, host: str | None = None) -> Hoo
 
 
 def run_context_hook(db_path: str | None, raw: str, *, project: str | None, max_tokens: int) -> str:
-    """The SessionStart output that injects the brief (JSON), or "" when there is none; never raises."""
+    """The session-start output that injects the brief (JSON), or "" when there is none; never raises.
+
+    Claude Code reads ``hookSpecificOutput.additionalContext``; Cursor reads ``additional_context``
+    and takes anything on stdout that is not one JSON object as an error, so it gets that or nothing.
+    """
     started = time.monotonic()
     try:
         data: Any = json.loads(raw) if raw.strip() else {}
@@ -129,18 +136,32 @@ def run_context_hook(db_path: str | None, raw: str, *, project: str | None, max_
         from recall.project import resolve_project
         from recall.store import Store
 
-        name = project or resolve_project(_text(data, "cwd") or os.getcwd())
+        cursor = _infer_host(data) == "cursor" or data.get("hook_event_name") == "sessionStart"
+        name = project or resolve_project(_context_folder(data, cursor=cursor))
         with Store(db_path, embed_on_write=False) as store:
             brief = session_start_brief(store, name, max_tokens=max_tokens)
+        tokens = estimate_tokens(brief) if brief else 0
     except Exception as exc:  # noqa: BLE001 - the session starts without a brief rather than not at all
         hooklog.write("context", "error", f"{type(exc).__name__}: {exc}", _millis(started))
         return ""
-    tokens = estimate_tokens(brief) if brief else 0
-    hooklog.write("context", "ok", f"project {name}: brief of {tokens} tokens", _millis(started))
+    host = "cursor" if cursor else "claude"
+    hooklog.write("context", "ok", f"{host} project {name}: brief of {tokens} tokens", _millis(started))
     if not brief.strip():
         return ""
+    if cursor:
+        return json.dumps({"additional_context": brief}, ensure_ascii=False)
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}}
     return json.dumps(output, ensure_ascii=False)
+
+
+def _context_folder(data: dict[str, Any], *, cursor: bool) -> str:
+    """The folder that names the project: Cursor's first workspace root, else Claude's ``cwd``."""
+    if cursor:
+        roots = data.get("workspace_roots")
+        if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0].strip():
+            return roots[0]
+        return os.environ.get("CURSOR_PROJECT_DIR", "").strip() or os.getcwd()
+    return _text(data, "cwd") or os.getcwd()
 
 
 def find_transcript(event: HookEvent) -> Path | None:

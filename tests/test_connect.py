@@ -11,8 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from recall.cli import cli
-from recall.connect import connect, make_setup
-from recall.connect.launcher import Setup, is_recall_hook, is_recall_server
+from recall.connect import connect, cursor, make_setup
+from recall.connect.launcher import (
+    CONTEXT_HOOK,
+    DUMP_HOOK,
+    Setup,
+    is_recall_hook,
+    is_recall_server,
+)
 
 ALL_AGENTS = ["claude", "cursor", "vscode", "codex"]
 
@@ -206,9 +212,9 @@ def test_connect_adds_then_reruns_as_a_no_op_and_disconnect_restores_every_byte(
     assert any(c.endswith("dump --from-hook --source claude") for c in commands["SessionEnd"])
     assert any(c.endswith("dump --from-hook --source claude") for c in commands["PreCompact"])
     assert parse(project / ".vscode" / "mcp.json")["servers"]["recall"]["type"] == "stdio"
-    assert parse(project / ".cursor" / "hooks.json")["hooks"]["stop"][0]["command"].endswith(
-        "--source cursor"
-    )
+    cursor_hooks = parse(project / ".cursor" / "hooks.json")["hooks"]
+    assert cursor_hooks["stop"][0]["command"].endswith("dump --from-hook --source cursor")
+    assert cursor_hooks["sessionStart"][0]["command"].endswith("context --hook")
     codex = parse(home / ".codex" / "config.toml")
     assert codex["mcp_servers"]["recall"]["args"] == ["--db", str(db_path), "mcp"]
     assert codex["notify"][-4:] == ["dump", "--from-hook", "--source", "codex"]
@@ -411,3 +417,98 @@ def test_a_symlinked_settings_file_stays_a_link(
     assert "context --hook" in dotfiles.read_text()
     connect(setup, ["claude"], remove=True)
     assert dotfiles.read_bytes() == originals[dotfiles]
+
+
+CURSOR_HOOKS_WITH_SESSION_START = """\
+{
+  "version": 1,
+  "hooks": {
+    "sessionStart": [
+      { "command": "./scripts/print-branch-context.sh" }
+    ],
+    "afterFileEdit": [{ "command": "./scripts/format.sh" }]
+  }
+}
+"""
+
+
+def cursor_commands(path: Path) -> dict[str, list[str]]:
+    return {event: [entry["command"] for entry in entries] for event, entries in parse(path)["hooks"].items()}
+
+
+def test_cursor_gets_session_start_and_stop_beside_the_users_own_session_start_hook(
+    project: Path, home: Path, db_path: Path
+) -> None:
+    hooks_file = project / ".cursor" / "hooks.json"
+    originals = write_files({hooks_file: CURSOR_HOOKS_WITH_SESSION_START})
+    setup = setup_for(project, db_path)
+
+    first = connect(setup, ["cursor"], hooks=True)
+
+    (step,) = [s for f in first.files for s in f.steps if s.part == "hooks"]
+    assert (step.action, step.note) == ("added", "sessionStart, stop")
+    commands = cursor_commands(hooks_file)
+    assert commands["sessionStart"] == [
+        "./scripts/print-branch-context.sh",
+        setup.hook_command(CONTEXT_HOOK),
+    ]
+    assert commands["stop"] == [setup.hook_command(DUMP_HOOK, "--source", "cursor")]
+    assert commands["afterFileEdit"] == ["./scripts/format.sh"]
+    assert parse(hooks_file)["version"] == 1
+    (link,) = cursor.connections(setup)
+    assert link.hooks == ["sessionStart", "stop"]
+    after_first = hooks_file.read_bytes()
+
+    second = connect(setup, ["cursor"], hooks=True)
+
+    assert {s.action for f in second.files for s in f.steps} == {"unchanged"}
+    assert hooks_file.read_bytes() == after_first
+
+    connect(setup, ["cursor"], remove=True)
+
+    assert hooks_file.read_bytes() == originals[hooks_file]
+    (link,) = cursor.connections(setup)
+    assert link.hooks == []
+
+
+def test_a_cursor_file_from_an_older_recall_gets_session_start_added(
+    project: Path, home: Path, db_path: Path
+) -> None:
+    setup = setup_for(project, db_path)
+    stop_only = {"command": setup.hook_command(DUMP_HOOK, "--source", "cursor")}
+    older = (
+        '{\n  "version": 1,\n  "hooks": {\n    "afterFileEdit": [{ "command": "./scripts/format.sh" }],\n'
+        f'    "stop": [\n      {json.dumps(stop_only)}\n    ]\n  }}\n}}\n'
+    )
+    hooks_file = project / ".cursor" / "hooks.json"
+    write_files({hooks_file: older})
+    (link,) = cursor.connections(setup)
+    assert link.hooks == ["stop"]
+
+    report = connect(setup, ["cursor"], hooks=True)
+
+    (step,) = [s for f in report.files for s in f.steps if s.part == "hooks"]
+    assert (step.action, step.note) == ("added", "sessionStart")
+    commands = cursor_commands(hooks_file)
+    assert commands["sessionStart"] == [setup.hook_command(CONTEXT_HOOK)]
+    assert commands["stop"] == [stop_only["command"]]  # the existing entry is kept, not duplicated
+    assert hooks_file.read_text().startswith(older.split('    "stop"')[0])
+    connect(setup, ["cursor"], remove=True)
+    assert cursor_commands(hooks_file) == {"afterFileEdit": ["./scripts/format.sh"]}
+
+
+def test_cursor_hooks_of_the_wrong_shape_are_refused_untouched(
+    project: Path, home: Path, db_path: Path
+) -> None:
+    broken = '{\n  "version": 1,\n  "hooks": {\n    "sessionStart": {"command": "./mine.sh"}\n  }\n}\n'
+    hooks_file = project / ".cursor" / "hooks.json"
+    originals = write_files({hooks_file: broken})
+    setup = setup_for(project, db_path)
+
+    report = connect(setup, ["cursor"], hooks=True)
+
+    (refused,) = report.refused
+    assert refused.path == hooks_file and "hooks.sessionStart is not a list" in refused.steps[0].note
+    assert hooks_file.read_bytes() == originals[hooks_file]
+    connect(setup, ["cursor"], remove=True)
+    assert hooks_file.read_bytes() == originals[hooks_file]

@@ -1,8 +1,9 @@
 """Hooks: `recall dump --from-hook`, `recall context --hook` and the `import --watch` fallback.
 
-The payloads are the JSON each agent sends: Claude Code's SessionEnd and PreCompact input (stdin),
-Codex's notify argument and Cursor's stop input. A hook must import only the new part of the
-transcript, exit 0 whatever it is fed, and leave a line in the hook log either way.
+The payloads are the JSON each agent sends: Claude Code's SessionStart, SessionEnd and PreCompact
+input (stdin), Codex's notify argument and Cursor's stop and sessionStart input. A hook must import
+only the new part of the transcript (or print only what its agent parses), exit 0 whatever it is
+fed, and leave a line in the hook log either way.
 """
 
 from __future__ import annotations
@@ -245,6 +246,102 @@ def test_context_hook_is_silent_when_there_is_nothing_or_it_fails(db_path: Path,
     assert invoke(db_path, "context", "--hook", input=json.dumps(start)) == (0, "")
     assert invoke(db_path, "context", "--hook", input="{broken") == (0, "")
     assert [run.status for run in log_lines("context")] == ["ok", "error"]
+
+
+def cursor_session_start(workspace: Path | None) -> dict[str, object]:
+    """Cursor's sessionStart input: the common fields, then the event's own (it carries a session_id too)."""
+    return {
+        "conversation_id": "d5c2d589-0000-4000-8000-000000000007",
+        "generation_id": "b1a7c0de-0000-4000-8000-000000000002",
+        "model": "default",
+        "hook_event_name": "sessionStart",
+        "cursor_version": "3.20.1",
+        "workspace_roots": [] if workspace is None else [str(workspace)],
+        "user_email": None,
+        "transcript_path": None,
+        "session_id": "d5c2d589-0000-4000-8000-000000000007",
+        "is_background_agent": False,
+        "composer_mode": "agent",
+    }
+
+
+def run_context_subprocess(
+    db_path: Path, stdin: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "recall", "--db", str(db_path), "context", "--hook"]
+    environment = {k: v for k, v in os.environ.items() if k not in ("CURSOR_PROJECT_DIR", "RECALL_PROJECT")}
+    environment.update(env or {})
+    return subprocess.run(
+        command, input=stdin, capture_output=True, text=True, cwd=cwd, env=environment, check=False
+    )
+
+
+def test_cursor_session_start_prints_one_json_object_with_the_projects_brief(
+    db_path: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "shop"
+    (workspace / ".git").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    decision = "Payments go through the ledger service, never straight to Stripe"
+    with Store(db_path, embed_on_write=False) as store:
+        store.add(NewRecord(kind="decision", content=decision, project="shop"))
+        store.add(NewRecord(kind="decision", content="Use tabs in the other repo", project="elsewhere"))
+
+    done = run_context_subprocess(db_path, json.dumps(cursor_session_start(workspace)), cwd=elsewhere)
+
+    assert done.returncode == 0 and done.stderr == ""
+    injected = json.loads(done.stdout)  # the whole of stdout is one JSON object
+    assert list(injected) == ["additional_context"]
+    assert decision in injected["additional_context"]
+    assert "Use tabs" not in injected["additional_context"]  # the workspace named the project, not cwd
+    (run,) = log_lines("context")
+    assert run.status == "ok" and "cursor project shop" in run.message
+
+
+def test_cursor_session_start_without_workspace_roots_uses_cursor_project_dir(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "shop"
+    (workspace / ".git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CURSOR_PROJECT_DIR", str(workspace))
+    with Store(db_path, embed_on_write=False) as store:
+        store.add(NewRecord(kind="decision", content="Keep the API versioned under /v2", project="shop"))
+
+    code, output = invoke(db_path, "context", "--hook", input=json.dumps(cursor_session_start(None)))
+
+    assert code == 0
+    assert "Keep the API versioned under /v2" in json.loads(output)["additional_context"]
+
+
+@pytest.mark.parametrize(
+    ("stdin", "logged"),
+    [
+        ("nothing stored", "ok"),
+        ("", "ok"),
+        ('{"conversation_id": "c1", "workspace_roots": [7, null]}', "ok"),
+        ("not json at all", "error"),
+        ("[1, 2, 3]", "error"),
+        ('{"workspace_roots": "/not/a/list"', "error"),
+        ("\x00\xff{{{", "error"),
+    ],
+    ids=["nothing-to-say", "empty", "wrong-types", "text", "list", "truncated", "binary"],
+)
+def test_cursor_session_start_prints_nothing_when_there_is_nothing_to_say(
+    db_path: Path, tmp_path: Path, stdin: str, logged: str
+) -> None:
+    workspace = tmp_path / "empty-project"
+    (workspace / ".git").mkdir(parents=True)
+    with Store(db_path, embed_on_write=False) as store:
+        store.add(NewRecord(kind="decision", content="Only for another project", project="other"))
+    payload = json.dumps(cursor_session_start(workspace)) if stdin == "nothing stored" else stdin
+
+    done = run_context_subprocess(db_path, payload, cwd=workspace)
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    (run,) = log_lines("context")
+    assert run.status == logged
 
 
 @contextmanager

@@ -1,11 +1,17 @@
-"""Cursor: MCP server in ``.cursor/mcp.json``, a ``stop`` hook in ``.cursor/hooks.json``, a rule file.
+"""Cursor: MCP server in ``.cursor/mcp.json``, hooks in ``.cursor/hooks.json``, a rule file.
 
-Cursor's hooks file is ``{"version": 1, "hooks": {"<event>": [{"command": "..."}]}}``. The ``stop``
-event fires when an agent run ends and passes ``conversation_id`` and ``workspace_roots`` (newer
-versions also ``transcript_path``) on stdin; ``recall dump --from-hook`` imports that conversation's
-agent transcript. Chats that exist only inside Cursor's own database have no file to hand over, so
-they arrive with ``recall import`` (or ``recall import --watch``). Cursor keeps user-level rules in
-its settings, not in a file, so the instruction rule is written for projects only.
+Cursor's hooks file is ``{"version": 1, "hooks": {"<event>": [{"command": "..."}]}}``. Two events:
+
+- ``sessionStart`` runs ``recall context --hook``: it receives ``conversation_id`` and
+  ``workspace_roots`` on stdin, and the ``additional_context`` of the one JSON object it prints is kept
+  on the conversation and sent with each request, so the agent starts with the brief. Cloud agents
+  do not run it.
+- ``stop`` runs ``recall dump --from-hook``: it fires when an agent run ends and passes the same two
+  fields (newer versions also ``transcript_path``); the conversation's agent transcript is imported.
+
+Chats that exist only inside Cursor's own database have no file to hand over, so they arrive with
+``recall import`` (or ``recall import --watch``). Cursor keeps user-level rules in its settings, not
+in a file, so the instruction rule is written for projects only.
 """
 
 from __future__ import annotations
@@ -13,11 +19,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from recall.connect import instructions, jsonedit, mcp_json
-from recall.connect.launcher import DUMP_HOOK, Setup, describe_server, is_recall_hook
+from recall.connect.launcher import CONTEXT_HOOK, DUMP_HOOK, Setup, describe_server, is_recall_hook
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "cursor"
-EVENT = "stop"
+HOOKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("sessionStart", CONTEXT_HOOK),
+    ("stop", DUMP_HOOK),
+)
+NEW_FILE = '{\n  "version": 1\n}\n'
 
 
 def folder(setup: Setup) -> Path:
@@ -39,7 +49,11 @@ def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[St
     if hooks or remove:
         found.append(
             Step(
-                NAME, "hooks", base / "hooks.json", remove_hook if remove else lambda t: add_hook(t, setup), 1
+                NAME,
+                "hooks",
+                base / "hooks.json",
+                remove_hooks if remove else lambda t: add_hooks(t, setup),
+                1,
             )
         )
     if (guidance or remove) and not setup.global_scope:
@@ -57,32 +71,54 @@ def notes(setup: Setup, *, hooks: bool) -> list[str]:
     found = []
     if hooks:
         found.append(
-            "Cursor's stop hook imports agent transcripts; chats kept only in Cursor's database arrive "
-            "with `recall import` (run `recall import --watch` to keep them current)."
+            "Cursor's sessionStart hook hands each new agent conversation the brief (cloud agents do not "
+            "run it); its stop hook imports agent transcripts, and chats kept only in Cursor's database "
+            "arrive with `recall import` (run `recall import --watch` to keep them current)."
         )
     return found
 
 
-def add_hook(text: str | None, setup: Setup) -> Change:
-    current = text if text and text.strip() else '{\n  "version": 1\n}\n'
-    wanted = {"command": setup.hook_command(DUMP_HOOK, "--source", NAME)}
-    position = _find(current)
-    if position is None:
-        return Change(jsonedit.append(current, ("hooks", EVENT), wanted), "added", EVENT)
-    updated = jsonedit.set_value(current, ("hooks", EVENT, position), wanted)
-    return Change(text, "unchanged") if updated == current else Change(updated, "updated", EVENT)
+def add_hooks(text: str | None, setup: Setup) -> Change:
+    current = text if text and text.strip() else NEW_FILE
+    added: list[str] = []
+    updated: list[str] = []
+    for event, verb in HOOKS:
+        extra = ("--source", NAME) if verb == DUMP_HOOK else ()
+        wanted = {"command": setup.hook_command(verb, *extra)}
+        position = _find(current, event, verb)
+        if position is None:
+            current = jsonedit.append(current, ("hooks", event), wanted)
+            added.append(event)
+        else:
+            before = current
+            current = jsonedit.set_value(current, ("hooks", event, position), wanted)
+            if current != before:
+                updated.append(event)
+    if not added and not updated:
+        return Change(text, "unchanged")
+    return Change(current, "added" if added else "updated", ", ".join(added or updated))
 
 
-def remove_hook(text: str | None) -> Change:
+def remove_hooks(text: str | None) -> Change:
     if text is None or not text.strip():
         return Change(text, "unchanged")
     current = text
-    while (position := _find(current)) is not None:
-        current = jsonedit.remove(current, ("hooks", EVENT, position))
+    for event, verb in HOOKS:
+        before = current
+        while (position := _find(current, event, verb)) is not None:
+            current = jsonedit.remove(current, ("hooks", event, position))
+        if current != before:  # a list the user left empty is theirs to keep
+            current = jsonedit.prune(current, ("hooks", event))
     if current == text:
         return Change(text, "unchanged")
-    current = jsonedit.prune(current, ("hooks", EVENT))
     return Change(None if jsonedit.load(current) in ({}, {"version": 1}) else current, "removed")
+
+
+def wired_events(text: str | None) -> list[str]:
+    """The hook events that run recall, for doctor."""
+    if text is None or not text.strip():
+        return []
+    return [event for event, verb in HOOKS if _find(text, event, verb) is not None]
 
 
 def connections(setup: Setup) -> list[Connection]:
@@ -94,20 +130,21 @@ def connections(setup: Setup) -> list[Connection]:
     except Refused as exc:
         server = f"unreadable: {exc}"
     try:
-        wired = [EVENT] if _find(read_text(base / "hooks.json") or "{}") is not None else []
+        wired = wired_events(read_text(base / "hooks.json"))
     except Refused:
         wired = []
     scope = "user" if setup.global_scope else "project"
     return [Connection(NAME, scope, base / "mcp.json", server, base / "hooks.json", wired)]
 
 
-def _find(text: str) -> int | None:
-    entries = jsonedit.get(text, ("hooks", EVENT))
+def _find(text: str, event: str, verb: tuple[str, ...]) -> int | None:
+    """The position of our hook in ``hooks.<event>``, if any."""
+    entries = jsonedit.get(text, ("hooks", event))
     if entries is None:
         return None
     if not isinstance(entries, list):
-        raise Refused(f"its hooks.{EVENT} is not a list")
+        raise Refused(f"its hooks.{event} is not a list")
     for position, entry in enumerate(entries):
-        if isinstance(entry, dict) and is_recall_hook(entry.get("command"), DUMP_HOOK):
+        if isinstance(entry, dict) and is_recall_hook(entry.get("command"), verb):
             return position
     return None
