@@ -4,7 +4,11 @@ A project is named after the repository, not after whichever folder a session ha
 walk up from the path to the git root (a worktree counts as its main repository), then take the
 origin remote's repository name, else the root folder's name. A path outside any repository is named
 after its own folder. Paths that no longer exist (deleted worktrees, another machine's transcripts)
-fall back to the last component of the path as written: never a decoded host folder name.
+fall back to the last component of the path as written: never a decoded host folder name. The one
+exception is a deleted worktree in a layout that names its repository: ``<repo>/.claude/worktrees/x``
+(Claude Code), ``<repo>/.worktrees/x``, ``<repo>-worktrees/x`` beside ``<repo>``, and Codex's
+``~/.codex/worktrees/<id>/<repo>``. Such a path is named after that repository (resolved through git
+when its folder still exists), so a session in a removed worktree joins its project.
 
 Git is read from its files, not by running ``git``: a hook must not pay for a subprocess per session.
 """
@@ -19,6 +23,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 UNKNOWN_PROJECT = "unknown"
 
+_WORKTREES_SUFFIX = "-worktrees"
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 
 
@@ -44,12 +49,32 @@ def _resolve(raw: str) -> str:
             name = _origin_repo_name(git_dir)
             return name or work_root.name or UNKNOWN_PROJECT
         return start.resolve().name or UNKNOWN_PROJECT
-    return _last_component(raw)
-
-
-def _last_component(raw: str) -> str:
     pure = PureWindowsPath(raw) if _WINDOWS_PATH.match(raw) else PurePosixPath(raw.replace("\\", "/"))
+    owner = _worktree_owner(pure)
+    if owner is not None:
+        return _resolve(str(owner)) if Path(owner).exists() else owner.name or UNKNOWN_PROJECT
     return pure.name or UNKNOWN_PROJECT
+
+
+def _worktree_owner(path: PurePosixPath | PureWindowsPath) -> PurePosixPath | PureWindowsPath | None:
+    """The repository folder a worktree path belongs to, when its layout says so (innermost wins).
+
+    A plain ``worktrees`` folder is not enough: people keep projects in folders of that name.
+    """
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        below = parts[i + 1 :]
+        if parts[i] == "worktrees" and parts[i - 1] == ".claude":
+            return type(path)(*parts[: i - 1])
+        if parts[i] == "worktrees" and parts[i - 1] == ".codex" and len(below) >= 2:
+            return type(path)(
+                *parts[: i + 3]
+            )  # ~/.codex/worktrees/<id>/<repo>: the checkout is named after it
+        if parts[i] == ".worktrees":
+            return type(path)(*parts[:i])
+        if parts[i].endswith(_WORKTREES_SUFFIX) and len(parts[i]) > len(_WORKTREES_SUFFIX):
+            return type(path)(*parts[:i], parts[i].removesuffix(_WORKTREES_SUFFIX))
+    return None
 
 
 def _git_root(start: Path) -> tuple[Path, Path] | None:

@@ -49,7 +49,9 @@ def test_claude_subagents_link_to_their_parent_session(store: Store) -> None:
         "SELECT agent_id FROM sessions WHERE parent_id = ? ORDER BY agent_id", (parent,)
     ).fetchall()
     assert [c[0] for c in children] == ["a2898e3", "acompact-e1f845"]
-    assert _count(store, "SELECT count(*) FROM sessions WHERE project = 'spotter'") == 3
+    # The worktree session (spotter-worktrees/spotter-dov, gone on this machine) and its subagents
+    # join the repository's project beside the three sessions of the main checkout.
+    assert _count(store, "SELECT count(*) FROM sessions WHERE project = 'spotter'") == 6
 
 
 def test_second_import_writes_nothing(store: Store) -> None:

@@ -80,3 +80,33 @@ def test_missing_paths_use_their_last_component(path: str, expected: str) -> Non
 )
 def test_repo_name_from_url(url: str, name: str | None) -> None:
     assert repo_name_from_url(url) == name
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/home/someone/gone/spotter/.claude/worktrees/feat-login", "spotter"),
+        ("/home/someone/gone/spotter/.claude/worktrees/feat-login/src/app", "spotter"),
+        ("/home/someone/gone/spotter/.worktrees/hotfix", "spotter"),
+        ("/home/someone/projects/spotter-worktrees/spotter-dov", "spotter"),
+        ("/home/someone/.codex/worktrees/9f3a/engine", "engine"),
+        ("/home/someone/.codex/worktrees/9f3a/engine/lib", "engine"),
+        ("C:\\Users\\dev\\code\\winproj\\.claude\\worktrees\\wt1", "winproj"),
+        # Not worktree layouts: a folder that merely is called "worktrees", or ends a path.
+        ("/home/someone/worktrees/myapp", "myapp"),
+        ("/home/someone/gone/spotter/.worktrees", ".worktrees"),
+        ("/home/someone/.codex/worktrees/9f3a", "9f3a"),
+        ("/home/someone/-worktrees/x", "x"),
+    ],
+)
+def test_a_deleted_worktree_is_named_after_its_repository(path: str, expected: str) -> None:
+    assert resolve_project(path) == expected
+
+
+def test_a_deleted_worktree_of_a_repository_that_still_exists_takes_its_remote_name(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "checkout", origin="git@github.com:acme/widget-service.git")
+    gone = repo / ".claude" / "worktrees" / "feat-x" / "src"
+    assert not gone.exists()
+    assert resolve_project(gone) == "widget-service"
+    sibling = tmp_path / "checkout-worktrees" / "feat-y"
+    assert resolve_project(sibling) == "widget-service"
