@@ -9,9 +9,10 @@ next search), and record every outcome, good or bad, as one line of the hook log
   ``hook_event_name`` and event fields (``reason``, ``trigger``).
 - Cursor (``stop``; stdin): ``conversation_id``, ``workspace_roots``, ``status``; newer versions also
   ``transcript_path``. Without one, the conversation's agent transcript is looked up by id.
-- Claude Code ``SessionStart`` and Cursor ``sessionStart`` (stdin) run ``recall context --hook``: the
-  project comes from Claude's ``cwd``, or Cursor's first workspace root (else ``CURSOR_PROJECT_DIR``),
-  and the brief goes back in each host's own JSON shape.
+- Claude Code and Codex ``SessionStart`` and Cursor ``sessionStart`` (stdin) run ``recall context
+  --hook``: the project comes from ``cwd`` (Codex sends Claude Code's fields and reads the same output),
+  or Cursor's first workspace root (else ``CURSOR_PROJECT_DIR``), and the brief goes back in each
+  host's own JSON shape.
 - Codex (``notify``; one JSON argument): ``type: agent-turn-complete``, ``thread-id``, ``cwd``.
   The thread id names the rollout file (``rollout-<time>-<thread id>.jsonl``).
 """
@@ -124,7 +125,7 @@ def run_dump_hook(db_path: str | None, raw: str, host: str | None = None) -> Hoo
 def run_context_hook(db_path: str | None, raw: str, *, project: str | None, max_tokens: int) -> str:
     """The session-start output that injects the brief (JSON), or "" when there is none; never raises.
 
-    Claude Code reads ``hookSpecificOutput.additionalContext``; Cursor reads ``additional_context``
+    Claude Code and Codex read ``hookSpecificOutput.additionalContext``; Cursor reads ``additional_context``
     and takes anything on stdout that is not one JSON object as an error, so it gets that or nothing.
     """
     started = time.monotonic()
@@ -144,7 +145,7 @@ def run_context_hook(db_path: str | None, raw: str, *, project: str | None, max_
     except Exception as exc:  # noqa: BLE001 - the session starts without a brief rather than not at all
         hooklog.write("context", "error", f"{type(exc).__name__}: {exc}", _millis(started))
         return ""
-    host = "cursor" if cursor else "claude"
+    host = "cursor" if cursor else _start_host(data)
     hooklog.write("context", "ok", f"{host} project {name}: brief of {tokens} tokens", _millis(started))
     if not brief.strip():
         return ""
@@ -202,6 +203,15 @@ def _infer_host(data: dict[str, Any]) -> str | None:
     if "transcript_path" in data or "session_id" in data:
         return "claude"
     return None
+
+
+def _start_host(data: dict[str, Any]) -> str:
+    """Who sent a Claude-shaped SessionStart (for the log): Codex's transcript is a rollout file, or null."""
+    transcript = data.get("transcript_path", "")
+    codex = transcript is None or (
+        isinstance(transcript, str) and Path(transcript).name.startswith("rollout-")
+    )
+    return "codex" if codex else "claude"
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:

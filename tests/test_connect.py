@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from recall.cli import cli
-from recall.connect import connect, cursor, make_setup
+from recall.connect import codex, connect, cursor, make_setup
 from recall.connect.launcher import (
     CONTEXT_HOOK,
     DUMP_HOOK,
@@ -511,4 +511,175 @@ def test_cursor_hooks_of_the_wrong_shape_are_refused_untouched(
     assert refused.path == hooks_file and "hooks.sessionStart is not a list" in refused.steps[0].note
     assert hooks_file.read_bytes() == originals[hooks_file]
     connect(setup, ["cursor"], remove=True)
+    assert hooks_file.read_bytes() == originals[hooks_file]
+
+
+CODEX_HOOKS_WITH_SESSION_START = """\
+{
+  "hooks": {
+    "SessionStart": [
+      {
+        "matcher": "startup|resume",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "python3 ~/.codex/hooks/branch_context.py",
+            "statusMessage": "Loading branch context"
+          }
+        ]
+      }
+    ],
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [{"type": "command", "command": "~/.codex/hooks/check-bash.sh", "timeout": 5}]
+      }
+    ]
+  }
+}
+"""
+
+
+def session_start_commands(path: Path) -> list[list[str]]:
+    """The commands of each SessionStart matcher group, in order."""
+    return [[hook["command"] for hook in group["hooks"]] for group in parse(path)["hooks"]["SessionStart"]]
+
+
+def codex_hooks_step(report: Any, path: Path) -> tuple[str, str]:
+    (step,) = [s for f in report.files if f.path == path for s in f.steps]
+    return step.action, step.note
+
+
+@pytest.mark.parametrize("scope", ["project", "user", "codex-home"])
+def test_codex_session_start_goes_in_the_scopes_hooks_json_and_reruns_byte_identical(
+    project: Path, home: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scope: str
+) -> None:
+    if scope == "codex-home":
+        monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    setup = setup_for(project, db_path, global_scope=scope != "project")
+    candidates = {
+        "project": project / ".codex" / "hooks.json",
+        "user": home / ".codex" / "hooks.json",
+        "codex-home": tmp_path / "codex-home" / "hooks.json",
+    }
+    wanted = candidates[scope]
+
+    first = connect(setup, ["codex"], hooks=True)
+
+    assert not first.refused and codex_hooks_step(first, wanted) == ("added", "SessionStart")
+    assert [p for p in candidates.values() if p.exists()] == [wanted]
+    assert parse(wanted) == {
+        "hooks": {
+            "SessionStart": [
+                {"hooks": [{"type": "command", "command": setup.hook_command(CONTEXT_HOOK), "timeout": 10}]}
+            ]
+        }
+    }
+    assert setup.hook_command(CONTEXT_HOOK).endswith(f"--db {db_path} context --hook")
+    assert parse(codex.config_file(setup))["notify"][-4:] == ["dump", "--from-hook", "--source", "codex"]
+    (link,) = codex.connections(setup)
+    assert link.hooks == ["notify", f"SessionStart ({wanted})"]
+    other_scope = setup_for(project, db_path, global_scope=not setup.global_scope)
+    assert codex.connections(other_scope)[0].hooks == link.hooks  # doctor keeps one Codex row of the two
+    notes = " ".join(note for agent, note in first.notes if agent == "codex")
+    assert str(wanted) in notes and "trust" in notes and "codex_hooks = true" in notes
+    written = wanted.read_bytes()
+
+    second = connect(setup, ["codex"], hooks=True)
+
+    assert {s.action for f in second.files for s in f.steps} == {"unchanged"}
+    assert wanted.read_bytes() == written
+
+    removed = connect(setup, ["codex"], remove=True)
+
+    assert codex_hooks_step(removed, wanted) == ("removed", "")
+    assert not wanted.exists() and not (project / ".codex").exists()
+    (link,) = codex.connections(setup)
+    assert link.hooks == []
+
+
+def test_codex_session_start_sits_beside_the_users_own_and_disconnect_restores_every_byte(
+    project: Path, home: Path, db_path: Path, tmp_path: Path
+) -> None:
+    hooks_file = project / ".codex" / "hooks.json"
+    originals = write_files({hooks_file: CODEX_HOOKS_WITH_SESSION_START})
+    setup = setup_for(project, db_path)
+    theirs = "python3 ~/.codex/hooks/branch_context.py"
+
+    first = connect(setup, ["codex"], hooks=True)
+
+    assert codex_hooks_step(first, hooks_file) == ("added", "SessionStart")
+    assert session_start_commands(hooks_file) == [[theirs], [setup.hook_command(CONTEXT_HOOK)]]
+    assert without_recall(parse(hooks_file)) == json.loads(CODEX_HOOKS_WITH_SESSION_START)
+    assert hooks_file.read_text().startswith(
+        CODEX_HOOKS_WITH_SESSION_START.split('\n    ],\n    "PreToolUse"')[0]
+    )
+    after_first = hooks_file.read_bytes()
+    again = connect(setup, ["codex"], hooks=True)
+    assert codex_hooks_step(again, hooks_file) == ("unchanged", "")
+    assert hooks_file.read_bytes() == after_first
+
+    moved = setup_for(project, tmp_path / "moved.db")
+    report = connect(moved, ["codex"], hooks=True)
+
+    assert codex_hooks_step(report, hooks_file) == ("updated", "SessionStart")
+    assert session_start_commands(hooks_file) == [[theirs], [moved.hook_command(CONTEXT_HOOK)]]
+    assert str(db_path) not in hooks_file.read_text()
+
+    connect(moved, ["codex"], remove=True)
+
+    assert hooks_file.read_bytes() == originals[hooks_file]
+    assert codex.connections(moved)[0].hooks == []
+
+
+def test_codex_handler_moved_into_the_users_group_is_updated_there_and_removed_alone(
+    project: Path, home: Path, db_path: Path, tmp_path: Path
+) -> None:
+    older = setup_for(project, tmp_path / "old.db").hook_command(CONTEXT_HOOK)
+    shared = CODEX_HOOKS_WITH_SESSION_START.replace(
+        '"statusMessage": "Loading branch context"\n          }',
+        '"statusMessage": "Loading branch context"\n          },\n'
+        f'          {{"type": "command", "command": {json.dumps(older)}, "timeout": 10}}',
+    )
+    hooks_file = project / ".codex" / "hooks.json"
+    write_files({hooks_file: shared})
+    setup = setup_for(project, db_path)
+    theirs = "python3 ~/.codex/hooks/branch_context.py"
+
+    report = connect(setup, ["codex"], hooks=True)
+
+    assert codex_hooks_step(report, hooks_file) == ("updated", "SessionStart")
+    assert session_start_commands(hooks_file) == [[theirs, setup.hook_command(CONTEXT_HOOK)]]
+    assert parse(hooks_file)["hooks"]["SessionStart"][0]["matcher"] == "startup|resume"
+
+    connect(setup, ["codex"], remove=True)
+
+    assert parse(hooks_file) == json.loads(CODEX_HOOKS_WITH_SESSION_START)
+
+
+@pytest.mark.parametrize(
+    ("broken", "reason"),
+    [
+        ('{\n  "hooks": {\n    "SessionStart": {"hooks": []}\n  }\n}\n', "hooks.SessionStart is not a list"),
+        ('{\n  "hooks": [\n    {"SessionStart": []}\n  ]\n}\n', "hooks is not an object"),
+        ('[\n  {"hooks": {}}\n]\n', "the document is not an object"),
+        ('{\n  "hooks": {\n    "SessionStart": [],\n  }\n}\n', "not valid JSON"),
+    ],
+    ids=["event-not-a-list", "hooks-not-an-object", "not-an-object", "trailing-comma"],
+)
+def test_codex_hooks_json_of_the_wrong_shape_is_refused_untouched(
+    project: Path, home: Path, db_path: Path, broken: str, reason: str
+) -> None:
+    hooks_file = project / ".codex" / "hooks.json"
+    originals = write_files({hooks_file: broken})
+    setup = setup_for(project, db_path)
+
+    report = connect(setup, ["codex"], hooks=True)
+
+    (refused,) = report.refused
+    assert refused.path == hooks_file and reason in refused.steps[0].note
+    assert hooks_file.read_bytes() == originals[hooks_file]
+    assert parse(codex.config_file(setup))["notify"][-1] == "codex"  # the rest of Codex was still wired
+    assert codex.connections(setup)[0].hooks == ["notify"]
+    connect(setup, ["codex"], remove=True)
     assert hooks_file.read_bytes() == originals[hooks_file]

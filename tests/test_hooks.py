@@ -1,9 +1,9 @@
 """Hooks: `recall dump --from-hook`, `recall context --hook` and the `import --watch` fallback.
 
 The payloads are the JSON each agent sends: Claude Code's SessionStart, SessionEnd and PreCompact
-input (stdin), Codex's notify argument and Cursor's stop and sessionStart input. A hook must import
-only the new part of the transcript (or print only what its agent parses), exit 0 whatever it is
-fed, and leave a line in the hook log either way.
+input (stdin), Codex's notify argument and SessionStart input, and Cursor's stop and sessionStart
+input. A hook must import only the new part of the transcript (or print only what its agent parses),
+exit 0 whatever it is fed, and leave a line in the hook log either way.
 """
 
 from __future__ import annotations
@@ -276,24 +276,32 @@ def run_context_subprocess(
     )
 
 
-def test_cursor_session_start_prints_one_json_object_with_the_projects_brief(
-    db_path: Path, tmp_path: Path
-) -> None:
+LEDGER_DECISION = "Payments go through the ledger service, never straight to Stripe"
+
+
+def two_projects(db_path: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A git project "shop" holding LEDGER_DECISION, and a folder "elsewhere" with a decision of its own."""
     workspace = tmp_path / "shop"
     (workspace / ".git").mkdir(parents=True)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    decision = "Payments go through the ledger service, never straight to Stripe"
     with Store(db_path, embed_on_write=False) as store:
-        store.add(NewRecord(kind="decision", content=decision, project="shop"))
+        store.add(NewRecord(kind="decision", content=LEDGER_DECISION, project="shop"))
         store.add(NewRecord(kind="decision", content="Use tabs in the other repo", project="elsewhere"))
+    return workspace, elsewhere
+
+
+def test_cursor_session_start_prints_one_json_object_with_the_projects_brief(
+    db_path: Path, tmp_path: Path
+) -> None:
+    workspace, elsewhere = two_projects(db_path, tmp_path)
 
     done = run_context_subprocess(db_path, json.dumps(cursor_session_start(workspace)), cwd=elsewhere)
 
     assert done.returncode == 0 and done.stderr == ""
     injected = json.loads(done.stdout)  # the whole of stdout is one JSON object
     assert list(injected) == ["additional_context"]
-    assert decision in injected["additional_context"]
+    assert LEDGER_DECISION in injected["additional_context"]
     assert "Use tabs" not in injected["additional_context"]  # the workspace named the project, not cwd
     (run,) = log_lines("context")
     assert run.status == "ok" and "cursor project shop" in run.message
@@ -342,6 +350,76 @@ def test_cursor_session_start_prints_nothing_when_there_is_nothing_to_say(
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     (run,) = log_lines("context")
     assert run.status == logged
+
+
+def codex_session_start(cwd: Path, transcript: str | None) -> dict[str, object]:
+    """Codex's SessionStart input (session-start.command.input schema): every field is required."""
+    return {
+        "session_id": "019e9625-7c1a-7d40-a2b4-3f0c9e1d2a77",
+        "transcript_path": transcript,
+        "cwd": str(cwd),
+        "hook_event_name": "SessionStart",
+        "model": "gpt-5.3-codex",
+        "permission_mode": "default",
+        "source": "startup",
+    }
+
+
+@pytest.mark.parametrize(
+    "transcript",
+    [
+        "~/.codex/sessions/2026/06/05/rollout-2026-06-05T06-58-20-019e9625-7c1a-7d40-a2b4-3f0c9e1d2a77.jsonl",
+        None,
+    ],
+    ids=["rollout", "ephemeral"],
+)
+def test_codex_session_start_prints_the_hook_specific_output_codex_injects(
+    db_path: Path, tmp_path: Path, transcript: str | None
+) -> None:
+    workspace, elsewhere = two_projects(db_path, tmp_path)
+
+    done = run_context_subprocess(
+        db_path, json.dumps(codex_session_start(workspace, transcript)), cwd=elsewhere
+    )
+
+    assert done.returncode == 0 and done.stderr == ""
+    injected = json.loads(done.stdout)  # the whole of stdout is one JSON object
+    assert list(injected) == ["hookSpecificOutput"]
+    assert injected["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert LEDGER_DECISION in injected["hookSpecificOutput"]["additionalContext"]
+    assert "Use tabs" not in injected["hookSpecificOutput"]["additionalContext"]  # cwd named the project
+    (run,) = log_lines("context")
+    assert run.status == "ok" and "codex project shop" in run.message
+
+
+def test_the_command_connect_writes_for_codex_briefs_a_session_through_the_shell(
+    db_path: Path, tmp_path: Path, user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall.connect import connect, make_setup
+
+    workspace = tmp_path / "shop"
+    (workspace / ".git").mkdir(parents=True)
+    monkeypatch.chdir(workspace)
+    with Store(db_path, embed_on_write=False) as store:
+        store.add(NewRecord(kind="decision", content="Keep the API versioned under /v2", project="shop"))
+    connect(make_setup(db_path, workspace, global_scope=False), ["codex"], hooks=True)
+    (group,) = json.loads((workspace / ".codex" / "hooks.json").read_text())["hooks"]["SessionStart"]
+    (handler,) = group["hooks"]
+
+    done = subprocess.run(  # as Codex runs a command hook: through the shell, payload on stdin
+        handler["command"],
+        shell=True,
+        input=json.dumps(codex_session_start(workspace, None)),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=handler["timeout"],
+        check=False,
+    )
+
+    assert (done.returncode, done.stderr) == (0, "")
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Keep the API versioned under /v2" in context
 
 
 @contextmanager

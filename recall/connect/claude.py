@@ -90,7 +90,7 @@ def add_hooks(text: str | None, setup: Setup) -> Change:
     for event, verb, timeout in HOOKS:
         extra = ("--source", NAME) if verb == DUMP_HOOK else ()
         wanted = {"type": "command", "command": setup.hook_command(verb, *extra), "timeout": timeout}
-        found = _find(current, event, verb)
+        found = find_hook(current, event, verb)
         if found is None:
             current = jsonedit.append(current, ("hooks", event), {"hooks": [wanted]})
             added.append(event)
@@ -109,7 +109,7 @@ def remove_hooks(text: str | None) -> Change:
         return Change(text, "unchanged")
     current = text
     for event, verb, _ in HOOKS:
-        while (found := _find(current, event, verb)) is not None:
+        while (found := find_hook(current, event, verb)) is not None:
             group, position = found
             alone = len(jsonedit.get(current, ("hooks", event, group, "hooks"))) == 1
             current = jsonedit.remove(
@@ -125,7 +125,7 @@ def wired_events(text: str | None) -> list[str]:
     """The hook events that run recall, for doctor."""
     if text is None or not text.strip():
         return []
-    return [event for event, verb, _ in HOOKS if _find(text, event, verb) is not None]
+    return [event for event, verb, _ in HOOKS if find_hook(text, event, verb) is not None]
 
 
 def connections(setup: Setup) -> list[Connection]:
@@ -142,8 +142,8 @@ def connections(setup: Setup) -> list[Connection]:
     return [Connection(NAME, scope, server_path, server, hooks_path, events)]
 
 
-def _find(text: str, event: str, verb: tuple[str, ...]) -> tuple[int, int] | None:
-    """(group, position) of our hook for ``event``, if any."""
+def find_hook(text: str, event: str, verb: tuple[str, ...]) -> tuple[int, int] | None:
+    """(group, position) of our hook for ``event``, if any: Codex's hooks.json shares this layout."""
     groups: Any = jsonedit.get(text, ("hooks", event))
     if groups is None:
         return None

@@ -1,4 +1,5 @@
-"""Codex CLI: ``[mcp_servers.recall]`` and ``notify`` in ``$CODEX_HOME/config.toml`` (``~/.codex``).
+"""Codex CLI: ``[mcp_servers.recall]`` and ``notify`` in ``$CODEX_HOME/config.toml`` (``~/.codex``),
+a ``SessionStart`` hook in ``hooks.json``.
 
 Codex reads MCP servers from its user config for every project, so this entry is user-level in both
 scopes and pins no project (the server names it from the folder Codex runs in).
@@ -8,6 +9,14 @@ Capture uses ``notify``: after every finished turn Codex runs that program with 
 ``recall dump --from-hook`` imports the rollout of that thread; only new lines are written, so a
 session is captured turn by turn. ``notify`` holds one program; when another is already there it is
 left alone and ``recall import --watch`` is the way to capture Codex sessions.
+
+The brief uses Codex's lifecycle hooks, which take Claude Code's format and payloads: ``hooks.json``
+beside a config layer (``<repo>/.codex/hooks.json`` for a project, ``$CODEX_HOME/hooks.json`` with
+``--global``) gets a ``SessionStart`` group running ``recall context --hook``. Codex sends ``cwd`` and
+``session_id`` on stdin and adds the ``hookSpecificOutput.additionalContext`` that command prints, as
+Claude Code does. Codex runs a hook only once the user has reviewed and trusted it, and a project's
+``.codex/`` only for a trusted project; older versions also need ``[features] codex_hooks = true``,
+which is theirs to set.
 
 The TOML is edited as text so that comments, order and formatting survive byte for byte; every edit
 is checked by parsing the file before and after and comparing everything that is not ours.
@@ -21,8 +30,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from recall.connect import instructions, tomltext
+from recall.connect import claude, instructions, jsonedit, mcp_json, tomltext
 from recall.connect.launcher import (
+    CONTEXT_HOOK,
     DUMP_HOOK,
     Setup,
     describe_server,
@@ -34,6 +44,8 @@ from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "codex"
 NOTIFY_COMMENT = "# recall: import each finished Codex turn (written by `recall connect --hooks`)"
+SESSION_START = "SessionStart"
+SESSION_START_TIMEOUT = 10  # seconds, as for Claude Code: the brief is read from the local database
 
 _TABLE = re.compile(
     r'^[ \t]*\[[ \t]*mcp_servers[ \t]*\.[ \t]*(?:recall|"recall")[ \t]*\][ \t]*(?:#.*)?$', re.MULTILINE
@@ -50,6 +62,16 @@ def config_file(setup: Setup) -> Path:
     return home(setup.home) / "config.toml"
 
 
+def hooks_files(setup: Setup) -> tuple[Path, Path]:
+    """The project's and the user's ``hooks.json``: Codex runs the hooks of both in this project."""
+    return setup.root / ".codex" / "hooks.json", home(setup.home) / "hooks.json"
+
+
+def hooks_file(setup: Setup) -> Path:
+    project, user = hooks_files(setup)
+    return user if setup.global_scope else project
+
+
 def detected(user_home: Path) -> bool:
     return home(user_home).is_dir()
 
@@ -59,6 +81,15 @@ def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[St
     found = [Step(NAME, "MCP server", path, remove_server if remove else lambda t: add_server(t, setup))]
     if hooks or remove:
         found.append(Step(NAME, "hooks", path, remove_notify if remove else lambda t: add_notify(t, setup)))
+        found.append(
+            Step(
+                NAME,
+                "hooks",
+                hooks_file(setup),
+                remove_session_start if remove else lambda t: add_session_start(t, setup),
+                0 if setup.global_scope else 1,  # a project's .codex/ goes if recall made it
+            )
+        )
     if guidance or remove:
         target = home(setup.home) / "AGENTS.md" if setup.global_scope else setup.root / "AGENTS.md"
         found.append(
@@ -70,7 +101,17 @@ def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[St
 
 
 def notes(setup: Setup, *, hooks: bool) -> list[str]:
-    return [f"Codex reads MCP servers from {config_file(setup)} for every project."]
+    found = [f"Codex reads MCP servers from {config_file(setup)} for every project."]
+    if hooks:
+        where = (
+            "" if setup.global_scope else ", and reads a project's .codex/ only once you trust the project"
+        )
+        found.append(
+            f"Codex runs the SessionStart hook in {hooks_file(setup)} (the brief) only after you review "
+            f"and trust it in Codex{where}. Hooks are on by default in current Codex; older versions need "
+            "`codex_hooks = true` under [features] in config.toml, which recall leaves to you."
+        )
+    return found
 
 
 def add_server(text: str | None, setup: Setup) -> Change:
@@ -152,6 +193,42 @@ def remove_notify(text: str | None) -> Change:
     return _checked(rest, data, "removed") if rest.strip() else Change(None, "removed")
 
 
+def add_session_start(text: str | None, setup: Setup) -> Change:
+    current = text if text and text.strip() else mcp_json.NEW_FILE
+    wanted = {
+        "type": "command",
+        "command": setup.hook_command(CONTEXT_HOOK),
+        "timeout": SESSION_START_TIMEOUT,
+    }
+    found = claude.find_hook(current, SESSION_START, CONTEXT_HOOK)
+    if found is None:
+        # No matcher, as in Claude Code's settings: the group runs for every source (startup, resume,
+        # clear, compact and newer ones), so a session whose context was cleared or compacted away,
+        # or that was resumed days later, gets the brief as it stands now.
+        return Change(
+            jsonedit.append(current, ("hooks", SESSION_START), {"hooks": [wanted]}), "added", SESSION_START
+        )
+    group, position = found
+    updated = jsonedit.set_value(current, ("hooks", SESSION_START, group, "hooks", position), wanted)
+    return Change(text, "unchanged") if updated == current else Change(updated, "updated", SESSION_START)
+
+
+def remove_session_start(text: str | None) -> Change:
+    """Take out recall's SessionStart hook, and its group when it holds nothing else."""
+    if text is None or not text.strip():
+        return Change(text, "unchanged")
+    current = text
+    while (found := claude.find_hook(current, SESSION_START, CONTEXT_HOOK)) is not None:
+        group, position = found
+        handlers = ("hooks", SESSION_START, group, "hooks")
+        alone = len(jsonedit.get(current, handlers)) == 1
+        current = jsonedit.remove(current, handlers[:-1] if alone else (*handlers, position))
+    if current == text:
+        return Change(text, "unchanged")
+    current = jsonedit.prune(current, ("hooks", SESSION_START))  # only a list recall emptied
+    return Change(None if jsonedit.load(current) == {} else current, "removed")
+
+
 def connections(setup: Setup) -> list[Connection]:
     path = config_file(setup)
     try:
@@ -159,7 +236,18 @@ def connections(setup: Setup) -> list[Connection]:
     except Refused as exc:
         return [Connection(NAME, "user", path, f"unreadable: {exc}", path)]
     wired = ["notify"] if is_recall_hook(data.get("notify"), DUMP_HOOK) else []
+    # One row whatever the scope (the server is user-level): a session here runs both files' hooks.
+    wired += [f"{SESSION_START} ({found})" for found in dict.fromkeys(hooks_files(setup)) if _starts(found)]
     return [Connection(NAME, "user", path, describe_server(_server(data), setup.db_path), path, wired)]
+
+
+def _starts(path: Path) -> bool:
+    """Does this hooks.json run recall's brief at session start? (Unreadable counts as no.)"""
+    try:
+        text = read_text(path)
+        return bool(text and text.strip()) and claude.find_hook(text, SESSION_START, CONTEXT_HOOK) is not None
+    except Refused:
+        return False
 
 
 def _server(data: dict[str, Any]) -> Any:
