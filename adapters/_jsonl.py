@@ -148,14 +148,14 @@ def _scrub_surrogates(obj: Any) -> bool:
         items = list(enumerate(obj))
     for key, value in items:
         if isinstance(value, str):
-            fixed = _SURROGATE_RE.sub("\ufffd", value)
+            fixed = scrub_surrogates(value)
             if fixed != value:
                 obj[key] = fixed
                 found = True
         elif isinstance(value, dict | list):
             found = _scrub_surrogates(value) or found
         if isinstance(obj, dict) and isinstance(key, str) and _SURROGATE_RE.search(key):
-            obj[_SURROGATE_RE.sub("\ufffd", key)] = obj.pop(key)
+            obj[scrub_surrogates(key)] = obj.pop(key)
             found = True
     return found
 
@@ -170,6 +170,16 @@ def type_label(kind: object) -> str:
     if isinstance(kind, str):
         return kind
     return "<missing>" if kind is None else "<not a string>"
+
+
+def line_timestamp(value: object, report: ParseReport, where: str) -> datetime | None:
+    """A transcript line's timestamp; one that is present but unusable is counted as ``bad_timestamp``."""
+    if value is None:
+        return None
+    when = parse_timestamp(value)
+    if when is None:
+        report.skip("bad_timestamp", f"{where}: {str(value)[:40]!r}")
+    return when
 
 
 def parse_timestamp(value: object) -> datetime | None:
@@ -228,6 +238,19 @@ def home_dir() -> Path | None:
 def scrub_surrogates(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD: SQLite cannot store them."""
     return _SURROGATE_RE.sub("\ufffd", text)
+
+
+SIDE_FILE_MAX_BYTES = 64 * 1024 * 1024  # far above any real title index; a bigger file is not one
+
+
+def read_side_file(path: Path) -> bytes | None:
+    """The bytes of a host's optional side file (a title index); None when unreadable or oversized."""
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(SIDE_FILE_MAX_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= SIDE_FILE_MAX_BYTES else None
 
 
 class FileCache(Generic[_T]):

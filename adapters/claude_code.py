@@ -47,7 +47,8 @@ from adapters._jsonl import (
     existing_dirs,
     feed_records,
     home_dir,
-    parse_timestamp,
+    line_timestamp,
+    read_side_file,
     scrub_surrogates,
     text_or_none,
     type_label,
@@ -103,7 +104,6 @@ _TITLE_FIELDS = {"custom-title": ("customTitle", 0), "ai-title": ("aiTitle", 1)}
 _SUMMARY_RANK = 2
 _PRUNED_DIRS = frozenset({"tool-results", "workflows", "memory"})
 SESSIONS_INDEX = "sessions-index.json"
-_MAX_INDEX_BYTES = 64 * 1024 * 1024  # far above real ones: an entry (with its first prompt) per session
 
 
 class ClaudeCodeAdapter:
@@ -172,12 +172,8 @@ def load_sessions_index(path: Path) -> dict[str, IndexEntry]:
     them. When one id has several entries a main-session entry beats a sidechain one, then the last
     wins.
     """
-    try:
-        with path.open("rb") as stream:
-            data = stream.read(_MAX_INDEX_BYTES + 1)
-    except OSError:
-        return {}
-    if len(data) > _MAX_INDEX_BYTES:
+    data = read_side_file(path)
+    if data is None:
         return {}
     try:
         root = json.loads(data.decode("utf-8", "replace").removeprefix("\ufeff"))
@@ -397,7 +393,7 @@ class _FileReader:
             return None
         session = self._session_for(record, uuid)
         self.owner_of_uuid[uuid] = session.external_id
-        when = self._timestamp(line_no, record)
+        when = line_timestamp(record.get("timestamp"), self.report, f"{self.path}:{line_no}")
         session.touch(when)
         cwd, branch = record.get("cwd"), record.get("gitBranch")
         if isinstance(cwd, str) and cwd:
@@ -463,15 +459,6 @@ class _FileReader:
                 if data.get(source) is not None:
                     meta[target] = data[source]
         return meta
-
-    def _timestamp(self, line_no: int, record: dict[str, Any]) -> datetime | None:
-        value = record.get("timestamp")
-        if value is None:
-            return None
-        when = parse_timestamp(value)
-        if when is None:
-            self.report.skip("bad_timestamp", f"{self.path}:{line_no}: {str(value)[:40]!r}")
-        return when
 
     def _base_origin(self, record: dict[str, Any], session: SessionDraft) -> Origin:
         """Who wrote a user-role line, judged from its flags before its text is looked at."""

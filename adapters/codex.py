@@ -48,7 +48,9 @@ from adapters._jsonl import (
     existing_dirs,
     feed_records,
     home_dir,
+    line_timestamp,
     parse_timestamp,
+    read_side_file,
     scrub_surrogates,
     text_or_none,
     type_label,
@@ -61,7 +63,6 @@ from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 HOST = "codex"
 SESSION_INDEX = "session_index.jsonl"
 _HOME_FOLDERS = ("sessions", "archived_sessions")  # the folders a Codex home keeps rollouts in
-_MAX_INDEX_BYTES = 64 * 1024 * 1024  # a real index grows by about 120 bytes per rename
 _INJECTED_PREFIXES = (
     "<environment_context>",
     "<user_instructions>",
@@ -243,14 +244,9 @@ def load_session_index(path: Path) -> SessionIndex:
     raises; an unreadable or oversized file gives an empty index.
     """
     index = SessionIndex()
-    try:
-        with path.open("rb") as stream:
-            data = stream.read(_MAX_INDEX_BYTES + 1)
-    except OSError:
-        index.skipped["unreadable"] += 1
-        return index
-    if len(data) > _MAX_INDEX_BYTES:
-        index.skipped["oversized_file"] += 1
+    data = read_side_file(path)
+    if data is None:
+        index.skipped["unreadable"] += 1  # or larger than any real index
         return index
     lines = data.split(b"\n")
     unfinished = lines.pop()  # b"" when the file ends with a newline, as every complete index does
@@ -368,7 +364,7 @@ class _RolloutReader:
             if not isinstance(payload, dict):
                 self.report.skip("bad_record", f"{self.path}:{line_no}: {kind} payload is not an object")
                 return
-            when = self._timestamp(line_no, record.get("timestamp"))
+            when = line_timestamp(record.get("timestamp"), self.report, f"{self.path}:{line_no}")
             self.session.touch(when)
             handler = self.records.get(kind)
             if handler is not None:
@@ -376,7 +372,9 @@ class _RolloutReader:
             elif kind not in _CONTEXT_RECORDS:
                 self.report.skip(f"unknown_type:{kind}", f"{self.path}:{line_no}")
             return
-        when = self._timestamp(line_no, record.get("timestamp", record.get("created_at")))
+        when = line_timestamp(
+            record.get("timestamp", record.get("created_at")), self.report, f"{self.path}:{line_no}"
+        )
         self.session.touch(when)
         if kind is None and "id" in record and not self.meta_seen:
             self._session_meta(line_no, record, when)
@@ -636,14 +634,6 @@ class _RolloutReader:
             draft.key = item.base_key if count == 1 else f"{item.base_key}#{count}"
             session.add(draft)
         return session.freeze()
-
-    def _timestamp(self, line_no: int, value: object) -> datetime | None:
-        if value is None:
-            return None
-        when = parse_timestamp(value)
-        if when is None:
-            self.report.skip("bad_timestamp", f"{self.path}:{line_no}: {str(value)[:40]!r}")
-        return when
 
 
 def _pair(item: _Item, event: _Item) -> None:

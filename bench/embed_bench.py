@@ -21,6 +21,8 @@ import resource
 import statistics
 import time
 
+from timing import percentiles  # bench/ is this script's folder, first on sys.path
+
 from recall.search.embedder import MAX_BATCH_TEXTS, MAX_BATCH_TOKENS, OnnxEmbedder
 
 # Word source for the synthetic texts: the register of an agent's notes and messages.
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> dict[str, float | int | str]:
         start = time.perf_counter()
         embedder.embed_query(query)
         latencies.append((time.perf_counter() - start) * 1000)
-    cuts = statistics.quantiles(latencies, n=20)
+    query = percentiles(latencies)
     return {
         "model_id": embedder.model_id,
         "max_batch_tokens": args.max_batch_tokens,
@@ -71,8 +73,8 @@ def run(args: argparse.Namespace) -> dict[str, float | int | str]:
         "short_per_s": round(rate(embedder, texts(args.short, 20, seed=1), args.repeat), 1),
         "long_texts": args.long,
         "long_per_s": round(rate(embedder, texts(args.long, 200, seed=2), args.repeat), 1),
-        "query_p50_ms": round(statistics.median(latencies), 2),
-        "query_p95_ms": round(cuts[18], 2),
+        "query_p50_ms": query["p50_ms"],
+        "query_p95_ms": query["p95_ms"],
         # ru_maxrss is in KiB on Linux.
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         # Other processes' load skews every figure above; a load near the core count means contention.

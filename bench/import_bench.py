@@ -26,9 +26,13 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+if TYPE_CHECKING:
+    from recall.store import Store
 
 WORDS = (  # noqa: SIM905 - a word list reads best as one string
     "the a to of and in is that for it on with as this we be are was by not or an at from function "
@@ -143,16 +147,16 @@ def run(messages: int, sessions: int, embed: bool = False) -> dict[str, object]:
     }
 
 
-def _embed(store: object) -> dict[str, object]:
+def _embed(store: Store) -> dict[str, object]:
     from recall.search import semantic
     from recall.search.embedder import get_embedder
 
     embedder = get_embedder()
     embedder.embed_query("warm up")  # model load is not throughput
-    with store.reading() as conn:  # type: ignore[attr-defined]
+    with store.reading() as conn:
         chars = conn.execute(f"SELECT avg(length(text)) FROM ({semantic._message_sql()})").fetchone()[0]
     started = time.perf_counter()
-    report = semantic.embed_pending(store, embedder)  # type: ignore[arg-type]
+    report = semantic.embed_pending(store, embedder)
     seconds = time.perf_counter() - started
     return {"embedded": report.embedded, "embed_seconds": round(seconds, 2),
             "embedded_per_second": round(report.embedded / seconds, 1),

@@ -52,6 +52,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from timing import percentiles
 
 from recall.models import KIND_CODES, RecordKind
 from recall.search import hybrid, semantic
@@ -282,11 +285,6 @@ def summarise(
         out[name] = {key: round(100 * statistics.fmean(m[key] for m in rows), 1) for key in rows[0]}
         out[name]["n"] = len(rows)
     return out
-
-
-def latency(millis: Sequence[float]) -> dict[str, float]:
-    cuts = statistics.quantiles(millis, n=20)
-    return {"p50_ms": round(statistics.median(millis), 2), "p95_ms": round(cuts[18], 2)}
 
 
 # -- fusion ablation and cross-validation --------------------------------------------------------
@@ -525,7 +523,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 rankings, millis = run_mode(bench, mode)
                 results["modes"][mode] = {
                     "metrics": summarise(bench.questions, rankings),
-                    "latency": latency(millis),
+                    "latency": percentiles(millis),
                 }
             if args.cv:
                 results["cv"] = cross_validate(bench)

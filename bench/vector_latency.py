@@ -39,6 +39,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from timing import percentiles
 
 from recall.models import KIND_CODES, Provenance, RecordKind
 from recall.search import hybrid, semantic
@@ -191,8 +194,7 @@ def timed(
         started = time.perf_counter()
         hybrid.search(store, text, mode=mode, project=project, limit=10, embedder=embedder)  # type: ignore[arg-type]
         millis.append((time.perf_counter() - started) * 1000)
-    cuts = statistics.quantiles(millis, n=20)
-    return {"p50_ms": round(statistics.median(millis), 2), "p95_ms": round(cuts[18], 2)}
+    return percentiles(millis)
 
 
 def fresh_load(store: Store, key: int, dim: int) -> float:
@@ -246,8 +248,7 @@ def model_query_time(count: int) -> dict[str, float]:
         started = time.perf_counter()
         embedder.embed_query(text)
         millis.append((time.perf_counter() - started) * 1000)
-    cuts = statistics.quantiles(millis, n=20)
-    return {"p50_ms": round(statistics.median(millis), 2), "p95_ms": round(cuts[18], 2)}
+    return percentiles(millis)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

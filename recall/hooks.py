@@ -63,8 +63,7 @@ def parse_event(raw: str, host: str | None = None) -> HookEvent:
     if host not in HOSTS:
         raise InvalidInput("cannot tell which agent sent this hook input; pass --source")
     if host == "cursor":
-        roots = data.get("workspace_roots")
-        cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
+        cwd = _cursor_root(data)
         session_id, event = _text(data, "conversation_id"), _text(data, "hook_event_name") or "stop"
     elif host == "codex":
         cwd = _text(data, "cwd")
@@ -158,11 +157,15 @@ def run_context_hook(db_path: str | None, raw: str, *, project: str | None, max_
 def _context_folder(data: dict[str, Any], *, cursor: bool) -> str:
     """The folder that names the project: Cursor's first workspace root, else Claude's ``cwd``."""
     if cursor:
-        roots = data.get("workspace_roots")
-        if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0].strip():
-            return roots[0]
-        return os.environ.get("CURSOR_PROJECT_DIR", "").strip() or os.getcwd()
+        return _cursor_root(data) or os.environ.get("CURSOR_PROJECT_DIR", "").strip() or os.getcwd()
     return _text(data, "cwd") or os.getcwd()
+
+
+def _cursor_root(data: dict[str, Any]) -> str | None:
+    """Cursor names the project by its first workspace root (a multi-root window has several)."""
+    roots = data.get("workspace_roots")
+    first = roots[0] if isinstance(roots, list) and roots else None
+    return first if isinstance(first, str) and first.strip() else None
 
 
 def find_transcript(event: HookEvent) -> Path | None:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-from recall.connect import instructions, jsonedit, mcp_json
-from recall.connect.launcher import CONTEXT_HOOK, DUMP_HOOK, Setup, describe_server, is_recall_hook
+from recall.connect import hooklists, instructions, mcp_json
+from recall.connect.launcher import CONTEXT_HOOK, DUMP_HOOK, Setup, describe_server
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "claude"
@@ -26,6 +25,7 @@ HOOKS: tuple[tuple[str, tuple[str, ...], int], ...] = (
     ("SessionEnd", DUMP_HOOK, 30),
     ("PreCompact", DUMP_HOOK, 30),
 )
+_EVENTS = [(event, verb) for event, verb, _ in HOOKS]
 
 
 def config_dir(home: Path) -> Path:
@@ -84,48 +84,28 @@ def notes(setup: Setup, *, hooks: bool) -> list[str]:
 
 
 def add_hooks(text: str | None, setup: Setup) -> Change:
-    current = text if text and text.strip() else mcp_json.NEW_FILE
-    added: list[str] = []
-    updated: list[str] = []
-    for event, verb, timeout in HOOKS:
-        extra = ("--source", NAME) if verb == DUMP_HOOK else ()
-        wanted = {"type": "command", "command": setup.hook_command(verb, *extra), "timeout": timeout}
-        found = find_hook(current, event, verb)
-        if found is None:
-            current = jsonedit.append(current, ("hooks", event), {"hooks": [wanted]})
-            added.append(event)
-        else:
-            before = current
-            current = jsonedit.set_value(current, ("hooks", event, found[0], "hooks", found[1]), wanted)
-            if current != before:
-                updated.append(event)
-    if not added and not updated:
-        return Change(text, "unchanged")
-    return Change(current, "added" if added else "updated", ", ".join(added or updated))
+    wanted = [
+        (
+            event,
+            verb,
+            {"type": "command", "command": setup.hook_command(verb, *_extra(verb)), "timeout": timeout},
+        )
+        for event, verb, timeout in HOOKS
+    ]
+    return hooklists.add(text, mcp_json.NEW_FILE, wanted, grouped=True)
 
 
 def remove_hooks(text: str | None) -> Change:
-    if text is None or not text.strip():
-        return Change(text, "unchanged")
-    current = text
-    for event, verb, _ in HOOKS:
-        while (found := find_hook(current, event, verb)) is not None:
-            group, position = found
-            alone = len(jsonedit.get(current, ("hooks", event, group, "hooks"))) == 1
-            current = jsonedit.remove(
-                current, ("hooks", event, group) if alone else ("hooks", event, group, "hooks", position)
-            )
-        current = jsonedit.prune(current, ("hooks", event))
-    if current == text:
-        return Change(text, "unchanged")
-    return Change(None if jsonedit.load(current) == {} else current, "removed")
+    return hooklists.remove(text, _EVENTS, grouped=True)
 
 
 def wired_events(text: str | None) -> list[str]:
     """The hook events that run recall, for doctor."""
-    if text is None or not text.strip():
-        return []
-    return [event for event, verb, _ in HOOKS if find_hook(text, event, verb) is not None]
+    return hooklists.wired(text, _EVENTS, grouped=True)
+
+
+def _extra(verb: tuple[str, ...]) -> tuple[str, ...]:
+    return ("--source", NAME) if verb == DUMP_HOOK else ()
 
 
 def connections(setup: Setup) -> list[Connection]:
@@ -140,18 +120,3 @@ def connections(setup: Setup) -> list[Connection]:
         events = []
     scope = "user" if setup.global_scope else "project"
     return [Connection(NAME, scope, server_path, server, hooks_path, events)]
-
-
-def find_hook(text: str, event: str, verb: tuple[str, ...]) -> tuple[int, int] | None:
-    """(group, position) of our hook for ``event``, if any: Codex's hooks.json shares this layout."""
-    groups: Any = jsonedit.get(text, ("hooks", event))
-    if groups is None:
-        return None
-    if not isinstance(groups, list):
-        raise Refused(f"its hooks.{event} is not a list")
-    for group_index, group in enumerate(groups):
-        entries = group.get("hooks") if isinstance(group, dict) else None
-        for position, hook in enumerate(entries if isinstance(entries, list) else []):
-            if isinstance(hook, dict) and is_recall_hook(hook.get("command"), verb):
-                return group_index, position
-    return None

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from recall.connect import claude, instructions, jsonedit, mcp_json, tomltext
+from recall.connect import hooklists, instructions, mcp_json, tomltext
 from recall.connect.launcher import (
     CONTEXT_HOOK,
     DUMP_HOOK,
@@ -194,39 +194,20 @@ def remove_notify(text: str | None) -> Change:
 
 
 def add_session_start(text: str | None, setup: Setup) -> Change:
-    current = text if text and text.strip() else mcp_json.NEW_FILE
-    wanted = {
+    # No matcher, as in Claude Code's settings: the group runs for every source (startup, resume,
+    # clear, compact and newer ones), so a session whose context was cleared or compacted away, or
+    # that was resumed days later, gets the brief as it stands now.
+    handler = {
         "type": "command",
         "command": setup.hook_command(CONTEXT_HOOK),
         "timeout": SESSION_START_TIMEOUT,
     }
-    found = claude.find_hook(current, SESSION_START, CONTEXT_HOOK)
-    if found is None:
-        # No matcher, as in Claude Code's settings: the group runs for every source (startup, resume,
-        # clear, compact and newer ones), so a session whose context was cleared or compacted away,
-        # or that was resumed days later, gets the brief as it stands now.
-        return Change(
-            jsonedit.append(current, ("hooks", SESSION_START), {"hooks": [wanted]}), "added", SESSION_START
-        )
-    group, position = found
-    updated = jsonedit.set_value(current, ("hooks", SESSION_START, group, "hooks", position), wanted)
-    return Change(text, "unchanged") if updated == current else Change(updated, "updated", SESSION_START)
+    return hooklists.add(text, mcp_json.NEW_FILE, [(SESSION_START, CONTEXT_HOOK, handler)], grouped=True)
 
 
 def remove_session_start(text: str | None) -> Change:
     """Take out recall's SessionStart hook, and its group when it holds nothing else."""
-    if text is None or not text.strip():
-        return Change(text, "unchanged")
-    current = text
-    while (found := claude.find_hook(current, SESSION_START, CONTEXT_HOOK)) is not None:
-        group, position = found
-        handlers = ("hooks", SESSION_START, group, "hooks")
-        alone = len(jsonedit.get(current, handlers)) == 1
-        current = jsonedit.remove(current, handlers[:-1] if alone else (*handlers, position))
-    if current == text:
-        return Change(text, "unchanged")
-    current = jsonedit.prune(current, ("hooks", SESSION_START))  # only a list recall emptied
-    return Change(None if jsonedit.load(current) == {} else current, "removed")
+    return hooklists.remove(text, [(SESSION_START, CONTEXT_HOOK)], grouped=True)
 
 
 def connections(setup: Setup) -> list[Connection]:
@@ -245,7 +226,7 @@ def _starts(path: Path) -> bool:
     """Does this hooks.json run recall's brief at session start? (Unreadable counts as no.)"""
     try:
         text = read_text(path)
-        return bool(text and text.strip()) and claude.find_hook(text, SESSION_START, CONTEXT_HOOK) is not None
+        return bool(hooklists.wired(text, [(SESSION_START, CONTEXT_HOOK)], grouped=True))
     except Refused:
         return False
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recall.connect import instructions, jsonedit, mcp_json
-from recall.connect.launcher import CONTEXT_HOOK, DUMP_HOOK, Setup, describe_server, is_recall_hook
+from recall.connect import hooklists, instructions, mcp_json
+from recall.connect.launcher import CONTEXT_HOOK, DUMP_HOOK, Setup, describe_server
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "cursor"
@@ -79,46 +79,24 @@ def notes(setup: Setup, *, hooks: bool) -> list[str]:
 
 
 def add_hooks(text: str | None, setup: Setup) -> Change:
-    current = text if text and text.strip() else NEW_FILE
-    added: list[str] = []
-    updated: list[str] = []
-    for event, verb in HOOKS:
-        extra = ("--source", NAME) if verb == DUMP_HOOK else ()
-        wanted = {"command": setup.hook_command(verb, *extra)}
-        position = _find(current, event, verb)
-        if position is None:
-            current = jsonedit.append(current, ("hooks", event), wanted)
-            added.append(event)
-        else:
-            before = current
-            current = jsonedit.set_value(current, ("hooks", event, position), wanted)
-            if current != before:
-                updated.append(event)
-    if not added and not updated:
-        return Change(text, "unchanged")
-    return Change(current, "added" if added else "updated", ", ".join(added or updated))
+    wanted = [
+        (
+            event,
+            verb,
+            {"command": setup.hook_command(verb, *(("--source", NAME) if verb == DUMP_HOOK else ()))},
+        )
+        for event, verb in HOOKS
+    ]
+    return hooklists.add(text, NEW_FILE, wanted, grouped=False)
 
 
 def remove_hooks(text: str | None) -> Change:
-    if text is None or not text.strip():
-        return Change(text, "unchanged")
-    current = text
-    for event, verb in HOOKS:
-        before = current
-        while (position := _find(current, event, verb)) is not None:
-            current = jsonedit.remove(current, ("hooks", event, position))
-        if current != before:  # a list the user left empty is theirs to keep
-            current = jsonedit.prune(current, ("hooks", event))
-    if current == text:
-        return Change(text, "unchanged")
-    return Change(None if jsonedit.load(current) in ({}, {"version": 1}) else current, "removed")
+    return hooklists.remove(text, HOOKS, grouped=False, empty=({}, {"version": 1}))
 
 
 def wired_events(text: str | None) -> list[str]:
     """The hook events that run recall, for doctor."""
-    if text is None or not text.strip():
-        return []
-    return [event for event, verb in HOOKS if _find(text, event, verb) is not None]
+    return hooklists.wired(text, HOOKS, grouped=False)
 
 
 def connections(setup: Setup) -> list[Connection]:
@@ -135,16 +113,3 @@ def connections(setup: Setup) -> list[Connection]:
         wired = []
     scope = "user" if setup.global_scope else "project"
     return [Connection(NAME, scope, base / "mcp.json", server, base / "hooks.json", wired)]
-
-
-def _find(text: str, event: str, verb: tuple[str, ...]) -> int | None:
-    """The position of our hook in ``hooks.<event>``, if any."""
-    entries = jsonedit.get(text, ("hooks", event))
-    if entries is None:
-        return None
-    if not isinstance(entries, list):
-        raise Refused(f"its hooks.{event} is not a list")
-    for position, entry in enumerate(entries):
-        if isinstance(entry, dict) and is_recall_hook(entry.get("command"), verb):
-            return position
-    return None

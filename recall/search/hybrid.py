@@ -44,7 +44,6 @@ SESSION_WEIGHT = 0.3  # share of the session's best fused score each of its mess
 BIAS_CAP = 1.0
 
 _MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]
-_SQL_VARIABLES = 900
 
 
 def search(
@@ -124,14 +123,12 @@ def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) ->
 def sessions_of(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, int]:
     """Index rowid of a message → its session id (other kinds have none)."""
     ids = [rowid // 8 for rowid in rowids if rowid % 8 == _MESSAGE_CODE]
-    out: dict[int, int] = {}
-    for begin in range(0, len(ids), _SQL_VARIABLES):
-        batch = ids[begin : begin + _SQL_VARIABLES]
-        rows = conn.execute(
-            f"SELECT id, session_id FROM messages WHERE id IN ({', '.join('?' for _ in batch)})", batch
-        ).fetchall()
-        out.update({row_id * 8 + _MESSAGE_CODE: session for row_id, session in rows})
-    return out
+    if not ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT id, session_id FROM messages WHERE id IN ({', '.join('?' for _ in ids)})", ids
+    )
+    return {row_id * 8 + _MESSAGE_CODE: session for row_id, session in rows}
 
 
 def lift_by_session(fused: dict[int, float], sessions: dict[int, int], weight: float) -> dict[int, float]:

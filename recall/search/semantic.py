@@ -217,11 +217,11 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
         if snapshot is not None and snapshot.exists():
             index.restore(snapshot, identity)
     with store.reading() as conn:
-        loaded = index.refresh(conn)
+        refreshed = index.refresh(conn)
     if snapshot is not None:
-        if len(index) >= SNAPSHOT_MIN_ROWS and (loaded >= SNAPSHOT_MIN_ROWS or index.reloaded):
+        if len(index) >= SNAPSHOT_MIN_ROWS and (refreshed.loaded >= SNAPSHOT_MIN_ROWS or refreshed.reloaded):
             index.save(snapshot, identity)
-        elif index.reloaded:
+        elif refreshed.reloaded:
             snapshot.unlink(missing_ok=True)
     return index
 

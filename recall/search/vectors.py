@@ -21,10 +21,11 @@ import threading
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from recall.models import KIND_CODES, RecordKind
 from recall.search.neighbours import MIX_WEIGHTS, mix_turns
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ EXACT_LIMIT = 20_000
 PREFILTER_MIN = 10_000
 PREFILTER_PER_RESULT = 100
 _EXACT_CHUNK = 16_384  # rows dequantised at a time: bounds the float32 temporary to 24 MB
-_MESSAGE_CODE = 5  # models.KIND_CODES[RecordKind.MESSAGE]; the only kind mixed with neighbours
+_MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]  # the only kind mixed with its neighbours
 _SQL_VARIABLES = 900
 SNAPSHOT_FORMAT = 1
 _SNAPSHOT_ARRAYS = ("codes", "ids", "projects", "sessions", "ordinals", "vectors", "scales", "bits")
@@ -46,6 +47,13 @@ def quantize(matrix: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.
     scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
     quantized = np.clip(np.rint(matrix / scale[:, None]), -127, 127).astype(np.int8)
     return quantized, scale
+
+
+class Refreshed(NamedTuple):
+    """What one ``VectorIndex.refresh`` did: rows read, and whether it threw the loaded ones away."""
+
+    loaded: int
+    reloaded: bool
 
 
 class VectorIndex:
@@ -74,13 +82,12 @@ class VectorIndex:
         self.bits = np.zeros((max(1, -(-self.dim // 64)), 0), dtype=np.uint64)
         self._project_ids: dict[str, int] = {}
         self._position: dict[tuple[int, int], int] = {}
-        self.reloaded = False  # the last refresh threw the loaded rows away and read every row again
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
-    def refresh(self, conn: sqlite3.Connection) -> int:
-        """Load rows added since the last call (returns how many); reload everything if rows were removed.
+    def refresh(self, conn: sqlite3.Connection) -> Refreshed:
+        """Load rows added since the last call; reload everything if rows were removed.
 
         Counting a million embeddings costs ~20 ms, so it only happens when this connection wrote
         or another one committed since the last check (``total_changes``, ``PRAGMA data_version``).
@@ -89,10 +96,9 @@ class VectorIndex:
         """
         with self._lock:
             seen = (conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
-            self.reloaded = False
             if seen == self._seen:
-                return 0
-            loaded = 0
+                return Refreshed(0, reloaded=False)
+            loaded, reloaded = 0, False
             if self._last_seq:
                 tail = conn.execute(
                     "SELECT scale, vector FROM embeddings WHERE model_key = ? AND seq = ?",
@@ -100,7 +106,7 @@ class VectorIndex:
                 ).fetchone()
                 if tail is None or tuple(tail) != self._tail:
                     self._reset()
-                    self.reloaded = True
+                    reloaded = True
             count, last = conn.execute(
                 "SELECT count(*), coalesce(max(seq), 0) FROM embeddings WHERE model_key = ?",
                 (self.model_key,),
@@ -112,13 +118,13 @@ class VectorIndex:
                 replaced = sum((r[0], r[1]) in self._position for r in rows)
                 if self._count + len(rows) - replaced != count:
                     self._reset()
-                    self.reloaded = True
+                    reloaded = True
                     rows = self._rows_since(conn, 0)
                 self._append(conn, rows)
                 self._count, self._last_seq = count, last
                 loaded = len(rows)
             self._seen = seen
-            return loaded
+            return Refreshed(loaded, reloaded)
 
     def save(self, path: Path, identity: str) -> None:
         """Write what is loaded to one ``.npz`` file, so the next process starts from it.
