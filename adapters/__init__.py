@@ -18,6 +18,12 @@ HOSTS: dict[str, str] = {
 }
 
 
+def where_searched(adapter: HostAdapter) -> str:
+    """The folders a host's transcripts are looked for in, and the variables that move them."""
+    folders = ", ".join(str(path) for path in adapter.locations()) or "no home folder"
+    return f"{adapter.name}: {folders} (set {' or '.join(adapter.env_vars)} to look elsewhere)"
+
+
 def get_adapter(name: str) -> HostAdapter:
     """The adapter for ``name``; a ValueError names the supported hosts."""
     try:

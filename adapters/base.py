@@ -7,10 +7,11 @@ does, so scrubbing and provenance cannot be skipped.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from recall.transcript import ParseReport, Transcript
 
@@ -27,6 +28,11 @@ class ReadOptions:
 
 class HostAdapter(Protocol):
     name: str  # "claude" | "cursor" | "codex"
+    env_vars: tuple[str, ...]  # the environment variables that move this host's data
+
+    def locations(self) -> list[Path]:
+        """Every folder where this host may keep transcripts here, existing or not (for hints)."""
+        ...
 
     def default_roots(self) -> list[Path]:
         """Where this host keeps transcripts on this machine (Linux, macOS, Windows; env overrides)."""
@@ -42,3 +48,29 @@ class HostAdapter(Protocol):
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         """Parse one source into transcripts; bad lines are counted in ``report``, never raised."""
         ...
+
+    def claims(self, path: Path) -> bool:
+        """Whether a file someone named is in this host's format (a cheap look at its name and first
+        lines), so ``recall import --path FILE`` reads it with the right adapter and no other."""
+        ...
+
+
+SNIFF_BYTES = 65_536
+
+
+def first_objects(path: Path, count: int = 8) -> list[dict[str, Any]]:
+    """The first JSON objects of a JSONL file, for telling formats apart; unreadable lines are skipped."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return []
+    found: list[dict[str, Any]] = []
+    for line in head.splitlines()[:count]:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found

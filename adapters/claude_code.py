@@ -55,7 +55,7 @@ from adapters._jsonl import (
     walk_files,
 )
 from adapters._text import IMAGE_MARKER, result_text, tool_call_text
-from adapters.base import ReadOptions
+from adapters.base import ReadOptions, first_objects
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
 HOST = "claude"
@@ -119,13 +119,18 @@ class ClaudeCodeAdapter:
     def __init__(self) -> None:
         self._indexes: FileCache[dict[str, IndexEntry]] = FileCache(load_sessions_index)
 
-    def default_roots(self) -> list[Path]:
+    env_vars = ("CLAUDE_CONFIG_DIR",)
+
+    def locations(self) -> list[Path]:
         config_dirs = os.environ.get("CLAUDE_CONFIG_DIR", "")
         candidates = [Path(p.strip()).expanduser() / "projects" for p in config_dirs.split(",") if p.strip()]
         home = home_dir()
         if home is not None:
             candidates += [home / ".claude" / "projects", home / ".config" / "claude" / "projects"]
-        return existing_dirs(candidates)
+        return candidates
+
+    def default_roots(self) -> list[Path]:
+        return existing_dirs(self.locations())
 
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         seen: set[str] = set()
@@ -140,6 +145,14 @@ class ClaudeCodeAdapter:
                 if ident not in seen:
                     seen.add(ident)
                     yield path
+
+    def claims(self, path: Path) -> bool:
+        """A ``.jsonl`` whose lines carry Claude Code's envelope (``sessionId``, ``uuid``); other
+        hosts' JSONL (Codex rollouts, Cursor agent transcripts) is left to them."""
+        if not _is_transcript(path) or path.name.startswith("rollout-") or "agent-transcripts" in path.parts:
+            return False
+        objects = first_objects(path)
+        return not objects or any(_CLAUDE_KEYS & obj.keys() for obj in objects)
 
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         """The file's transcripts; a bad or missing ``sessions-index.json`` is simply not used."""
@@ -204,6 +217,9 @@ def _index_text(value: object) -> str | None:
         return None
     text = scrub_surrogates(value).strip()
     return text or None
+
+
+_CLAUDE_KEYS = frozenset(("sessionId", "uuid", "leafUuid", "parentUuid"))
 
 
 def _is_transcript(path: Path) -> bool:
@@ -389,7 +405,7 @@ class _FileReader:
         if not isinstance(uuid, str) or not uuid:
             uuid = f"line:{line_no}"
         elif uuid in self.owner_of_uuid:
-            self.report.skip("duplicate_uuid", f"{self.path}:{line_no}: {uuid}")
+            self.report.skip("duplicate_uuid")  # routine: a resumed session copies what came before
             return None
         session = self._session_for(record, uuid)
         self.owner_of_uuid[uuid] = session.external_id
@@ -585,7 +601,7 @@ class _FileReader:
         for leaf, text in self.summaries:
             owner_id = self.owner_of_uuid.get(leaf)
             if owner_id is None:
-                self.report.skip("orphan_summary", f"{self.path}: leafUuid {leaf} is not in this file")
+                self.report.skip("orphan_summary")  # routine: it titles a session kept in another file
                 continue
             main_id = (
                 self.sessions[owner_id].parent_external_id if self.sessions[owner_id].agent_id else owner_id

@@ -57,7 +57,7 @@ from adapters._jsonl import (
     walk_files,
 )
 from adapters._text import IMAGE_MARKER, result_text, tool_call_text
-from adapters.base import ReadOptions
+from adapters.base import ReadOptions, first_objects
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
 HOST = "codex"
@@ -149,9 +149,14 @@ class CodexAdapter:
     def __init__(self) -> None:
         self._indexes: FileCache[SessionIndex] = FileCache(load_session_index)
 
-    def default_roots(self) -> list[Path]:
+    env_vars = ("CODEX_HOME",)
+
+    def locations(self) -> list[Path]:
         home = configured_home()
-        return existing_dirs([home / folder for folder in _HOME_FOLDERS]) if home is not None else []
+        return [home / folder for folder in _HOME_FOLDERS] if home is not None else []
+
+    def default_roots(self) -> list[Path]:
+        return existing_dirs(self.locations())
 
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         """Rollouts; a name met twice (plain beside ``.zst``, or also archived) is read once, first wins."""
@@ -163,6 +168,14 @@ class CodexAdapter:
                 if name not in seen:
                     seen.add(name)
                     yield path
+
+    def claims(self, path: Path) -> bool:
+        """A rollout by its name, or JSONL whose lines are Codex's ``{timestamp, type, payload}``."""
+        if _is_rollout(path):
+            return True
+        if not path.name.endswith(".jsonl"):
+            return False
+        return any({"type", "payload"} <= obj.keys() for obj in first_objects(path))
 
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         """The rollout's thread, titled by ``session_index.jsonl`` when the index names it.

@@ -49,6 +49,11 @@ _SKIPPED_DIRS = frozenset({"extensions", "History", "logs", "CachedData", "node_
 class CursorAdapter:
     name = HOST
 
+    env_vars = (ROOTS_ENV, "XDG_CONFIG_HOME", "APPDATA")
+
+    def locations(self) -> list[Path]:
+        return self.default_roots()
+
     def default_roots(self) -> list[Path]:
         override = os.environ.get(ROOTS_ENV)
         if override:
@@ -84,6 +89,10 @@ class CursorAdapter:
                 chosen[session] = path
         yield from sorted([*vscdbs, *chosen.values()])
 
+    def claims(self, path: Path) -> bool:
+        """Cursor's databases, and the agent transcripts under an ``agent-transcripts`` folder."""
+        return _claims(path)
+
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         if path.suffix == ".jsonl":
             yield from read_jsonl(path, options, report)
@@ -114,6 +123,10 @@ def _candidates(root: Path) -> Iterator[Path]:
     if root.is_file():
         return iter([root])
     return walk_files(root, _is_source, _SKIPPED_DIRS)
+
+
+def _claims(path: Path) -> bool:
+    return path.suffix == ".vscdb" or _is_source(path)
 
 
 def _is_source(path: Path) -> bool:

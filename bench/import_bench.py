@@ -118,7 +118,7 @@ def run(messages: int, sessions: int, embed: bool = False) -> dict[str, object]:
         t0 = time.perf_counter()
         lines = generate(root / "claude", messages, sessions)
         generated = time.perf_counter() - t0
-        store = Store(root / "bench.db", embed_on_write=False)
+        store = Store(root / "bench.db")
         adapter = get_adapter("claude")
         t1 = time.perf_counter()
         first = run_import(store, [adapter], paths=[root / "claude"], embed_budget_seconds=0)

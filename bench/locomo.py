@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from timing import percentiles
 
-from recall.models import KIND_CODES, RecordKind
+from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
 from recall.search import hybrid, semantic
 from recall.search.embedder import Embedder, get_embedder
 from recall.search.keyword import keyword_candidates
@@ -219,13 +219,10 @@ def ingest(
     ``shared`` puts all ten into one store instead, one project each, as a user's store holds many
     projects: bm25 statistics then come from every conversation (the project filter still holds)."""
     if shared:
-        one = Store(folder / "locomo.db", embedder=embedder, embed_on_write=False)
+        one = Store(folder / "locomo.db")
         stores = {c.sample_id: one for c in conversations}
     else:
-        stores = {
-            c.sample_id: Store(folder / f"{c.sample_id}.db", embedder=embedder, embed_on_write=False)
-            for c in conversations
-        }
+        stores = {c.sample_id: Store(folder / f"{c.sample_id}.db") for c in conversations}
     bench = Bench(stores, embedder, conversations)
     started = time.perf_counter()
     for conv in conversations:
@@ -251,7 +248,9 @@ def run_mode(bench: Bench, mode: str) -> tuple[list[list[str]], list[float]]:
     for q in bench.questions:
         started = time.perf_counter()
         store = bench.stores[q.sample_id]
-        hits = hybrid.search(store, q.text, mode=mode, project=q.sample_id, limit=TOP)  # type: ignore[arg-type]
+        hits = hybrid.search(
+            store, q.text, mode=mode, project=q.sample_id, limit=TOP, embedder=bench.embedder
+        )  # type: ignore[arg-type]
         millis.append((time.perf_counter() - started) * 1000)
         rankings.append(
             [bench.dia_ids[q.sample_id, h.id] for h in hits if h.kind == RecordKind.MESSAGE.value]
@@ -315,12 +314,12 @@ def collect_parts(bench: Bench, mixes: Sequence[dict[int, float]]) -> dict[str, 
     for sample_id, store in bench.stores.items():
         with store.reading() as conn:
             turns = conn.execute("SELECT id FROM messages WHERE project = ?", (sample_id,)).fetchall()
-            sessions[sample_id] = hybrid.sessions_of(conn, [row[0] * 8 + code for row in turns])
+            sessions[sample_id] = hybrid.sessions_of(conn, [index_rowid(code, row[0]) for row in turns])
     lexical: list[tuple[dict[int, float], dict[int, list[int]], dict[int, int]]] = []
     for q in bench.questions:
         with bench.stores[q.sample_id].reading() as conn:
             found = keyword_candidates(conn, q.text, project=q.sample_id, table=None, depth=max(DEPTHS))
-            keyword = {rowid: s for rowid, s in found.items() if rowid % 8 == code}
+            keyword = {rowid: s for rowid, s in found.items() if split_rowid(rowid)[0] == code}
             lexical.append((keyword, hybrid.following_turns(conn, keyword), sessions[q.sample_id]))
     out: dict[str, list[Parts]] = {}
     for mix in mixes:
@@ -333,7 +332,7 @@ def collect_parts(bench: Bench, mixes: Sequence[dict[int, float]]) -> dict[str, 
         parts = []
         for q, (keyword, following, sessions) in zip(bench.questions, lexical, strict=True):
             found = indexes[q.sample_id].search(queries[q.text], k=10**6, project=q.sample_id)
-            cosines = {row_id * 8 + kind: cosine for kind, row_id, cosine in found}
+            cosines = {index_rowid(kind, row_id): cosine for kind, row_id, cosine in found}
             order = sorted(cosines, key=cosines.__getitem__, reverse=True)
             parts.append(Parts(keyword, following, cosines, order, sessions))
         out[mix_name(mix)] = parts
@@ -402,7 +401,7 @@ def replay(bench: Bench, parts: Sequence[Parts], config: Config) -> list[list[st
             cosines[r] = p.cosines[r]
         scores = hybrid.lift_by_session(config.fusion(keyword, cosines), p.sessions, config.session)
         top = sorted(scores, key=lambda r: (-scores[r], r))[:TOP]
-        out.append([bench.dia_ids[q.sample_id, r // 8] for r in top])
+        out.append([bench.dia_ids[q.sample_id, split_rowid(r)[1]] for r in top])
     return out
 
 

@@ -134,6 +134,7 @@ def build_store(db: Path, records: int, seed: int = 7) -> dict[str, float | int]
     import numpy as np
 
     from recall.models import KIND_CODES, Provenance, RecordKind
+    from recall.search.embedder import get_embedder
     from recall.search.semantic import model_key
     from recall.search.vectors import quantize
     from recall.store import Store
@@ -143,9 +144,10 @@ def build_store(db: Path, records: int, seed: int = 7) -> dict[str, float | int]
     counts = {"decision": records // 10, "learning": records * 3 // 10, "breadcrumb": records // 10}
     counts["message"] = records - sum(counts.values())
     sessions = 100
-    with Store(db, embed_on_write=False) as store:
-        key = model_key(store, store.embedder)
-        dim = store.embedder.dim
+    embedder = get_embedder()
+    with Store(db) as store:
+        key = model_key(store, embedder)
+        dim = embedder.dim
         vectors: list[tuple[int, int, str]] = []  # (kind code, id, project), in insertion order
         with store.transaction() as writer:
             for kind in ("decision", "learning", "breadcrumb"):

@@ -258,7 +258,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     curve = []
     with (
         tempfile.TemporaryDirectory(prefix="recall-latency-") as tmp,
-        Store(Path(tmp) / "bench.db", embedder=embedder, embed_on_write=False) as store,  # type: ignore[arg-type]
+        Store(Path(tmp) / "bench.db") as store,
     ):
         key = semantic.model_key(store, embedder)  # type: ignore[arg-type]
         have = 0

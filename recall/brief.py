@@ -30,8 +30,9 @@ from recall.search.fts_query import STOP_WORDS
 from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
+    from recall.results import Hit
+    from recall.search.embedder import Embedder
     from recall.search.hybrid import Mode
-    from recall.search.keyword import Hit
     from recall.store import Store
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,10 @@ class BriefItem:
     @property
     def trusted(self) -> bool:
         return self.provenance == "user_authored"
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind}#{self.id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,12 +185,17 @@ def catch_up(store: Store, project: str | None, limit: int = 5) -> CatchUp:
     )
 
 
-def context_for_agent(store: Store, task: str, project: str | None, max_tokens: int = 1500) -> ContextBrief:
-    """Memory that bears on ``task``, decisions first, within ``max_tokens`` (see estimate_tokens)."""
+def context_for_agent(
+    store: Store, task: str, project: str | None, max_tokens: int = 1500, *, embedder: Embedder | None = None
+) -> ContextBrief:
+    """Memory that bears on ``task``, decisions first, within ``max_tokens`` (see estimate_tokens).
+
+    Without an ``embedder`` (or when its model fails to load) the brief is built from keyword search.
+    """
     if not task.strip():
         raise InvalidInput("agent_task must describe the task the subagent will do")
     _check_budget(max_tokens)
-    related = _related(store, task, project)
+    related = _related(store, task, project, embedder)
     sufficiency = _assess(task, related)
     page = _Page(max_tokens - TRAILER_TOKENS)
     page.add(f"## Memory for this task ({_scope_name(project)})")
@@ -267,7 +277,7 @@ def _task_terms(task: str) -> list[str]:
 # -- gathering -------------------------------------------------------------------------------------
 
 
-def _related(store: Store, task: str, project: str | None) -> list[BriefItem]:
+def _related(store: Store, task: str, project: str | None, embedder: Embedder | None) -> list[BriefItem]:
     """Hybrid hits that share a word with the task or come close in meaning, still in force, best first."""
     from recall.errors import ModelUnavailable
     from recall.models import RecordKind
@@ -276,11 +286,13 @@ def _related(store: Store, task: str, project: str | None) -> list[BriefItem]:
     # Task text is prose, not query syntax: lower-casing drops AND/OR/NOT, quotes and stars go too.
     query = task.lower().replace('"', " ").replace("*", " ")
     found: dict[tuple[str, int], Hit] = {}
-    mode: Mode = "hybrid"
+    mode: Mode = "hybrid" if embedder is not None else "keyword"
     for table, limit in _SEARCHES:
         kind = RecordKind(table) if table else None
         try:
-            hits = search(store, query, mode=mode, project=project, table=kind, limit=limit)
+            hits = search(
+                store, query, mode=mode, project=project, table=kind, limit=limit, embedder=embedder
+            )
         except ModelUnavailable as exc:
             # A brief without meaning-search beats no brief: fall back to keywords and say why in the log.
             log.warning("context brief uses keyword search only: %s", exc)
@@ -368,7 +380,7 @@ def _add_section(page: _Page, heading: str, items: Iterable[BriefItem]) -> list[
 
 def _render(item: BriefItem, chars: int) -> list[str]:
     """A trusted record is one line; any other is quoted under the trust label."""
-    facts = [f"{item.kind} #{item.id}", item.created_at[:10]]
+    facts = [item.ref, item.created_at[:10]]
     if item.confidence:
         facts.append(f"{item.confidence} confidence")
     if item.importance is not None and item.importance != 5:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -58,7 +58,7 @@ def diagnose(db_path: Path, cwd: Path, *, now: datetime | None = None) -> list[S
         ]
 
 
-def to_dict(sections: list[Section]) -> dict[str, Any]:
+def to_dict(sections: Sequence[Section]) -> dict[str, Any]:
     return {
         "ok": not any(f.level == "fail" for s in sections for f in s.findings),
         "sections": [asdict(section) for section in sections],
@@ -107,13 +107,10 @@ def check_database(path: Path) -> Section:
 
 
 def check_embeddings(store: Store | None) -> Section:
+    from recall.errors import ModelUnavailable
+    from recall.search.embedder import get_embedder, resolve_spec, verify_model_file
+
     section = Section("Embedding model")
-    try:
-        from recall.errors import ModelUnavailable
-        from recall.search.embedder import resolve_spec, verify_model_file
-    except ImportError:
-        section.add("info", "semantic search is not available in this version yet")
-        return section
     try:
         spec = resolve_spec()
         digest = verify_model_file(spec)
@@ -124,13 +121,13 @@ def check_embeddings(store: Store | None) -> Section:
     section.add("ok", f"{spec.model_id} at {spec.onnx_path}; sha256 {digest[:12]}… {pinned}")
     if store is None:
         return section
-    try:
-        from recall.store.stats import embedding_stats
+    from recall.search.semantic import embedding_stats
 
-        stats = embedding_stats(store)
+    try:
+        stats = embedding_stats(store, get_embedder())
         embedded, pending = sum(stats["embedded"].values()), sum(stats["pending"].values())
-    except (ImportError, AttributeError, KeyError, sqlite3.Error):
-        section.add("info", "embedded and pending counts are not available yet")
+    except (KeyError, sqlite3.Error):
+        section.add("info", "embedded and pending counts are not available")
         return section
     if pending:
         section.add("info", f"{embedded:,} rows embedded, {pending:,} pending: `recall embed` catches up")
@@ -183,7 +180,11 @@ def check_transcripts(store: Store | None) -> Section:
             section.add("warn", f"{label}: its transcripts cannot be listed ({type(exc).__name__}: {exc})")
             continue
         if not roots:
-            section.add("info", f"{label}: no transcript folder on this machine")
+            from adapters import where_searched
+
+            section.add(
+                "info", f"{label}: no transcript folder on this machine; looked in {where_searched(adapter)}"
+            )
             continue
         folders = ", ".join(str(root) for root in roots)
         if not files:
@@ -278,7 +279,7 @@ def _open_store(path: Path, database: Section) -> Iterator[Store | None]:
     from recall.store import Store
 
     try:
-        store = Store(path, embed_on_write=False)
+        store = Store(path)
     except RecallError as exc:
         database.add("fail", str(exc))
         yield None

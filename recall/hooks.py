@@ -1,7 +1,7 @@
 """What agents' hooks run: capture the session that just ended, hand the next one its brief.
 
 A hook runs inside the agent's own lifecycle, so it must never break or slow it: these functions
-never raise, open the store without embedding (vectors are left pending for ``recall embed`` or the
+never raise, call the library API (``recall.Memory``) without embedding (vectors are left pending for ``recall embed`` or the
 next search), and record every outcome, good or bad, as one line of the hook log that
 ``recall doctor`` reads. The payload is what the agent sends, parsed once here:
 
@@ -86,9 +86,8 @@ def run_dump_hook(db_path: str | None, raw: str, host: str | None = None) -> Hoo
     started = time.monotonic()
     try:
         event = parse_event(raw, host)
-        from recall.dump import dump_session
+        from recall.memory import Memory
         from recall.project import resolve_project
-        from recall.store import Store
 
         transcript = find_transcript(event)
         if transcript is None and event.host == "cursor":
@@ -98,9 +97,8 @@ def run_dump_hook(db_path: str | None, raw: str, host: str | None = None) -> Hoo
             )
         # Cursor's agent transcripts carry no working directory; the hook's workspace root names the project.
         project = resolve_project(event.cwd) if event.host == "cursor" and event.cwd else None
-        with Store(db_path, embed_on_write=False) as store:
-            result = dump_session(
-                store,
+        with Memory(db_path, embed_on_write=False) as memory:
+            result = memory.dump(
                 title=None,
                 source=event.host,
                 project=project,
@@ -132,14 +130,14 @@ def run_context_hook(db_path: str | None, raw: str, *, project: str | None, max_
         data: Any = json.loads(raw) if raw.strip() else {}
         if not isinstance(data, dict):
             raise InvalidInput("the hook input is not a JSON object")
-        from recall.brief import estimate_tokens, session_start_brief
+        from recall.brief import estimate_tokens
+        from recall.memory import Memory
         from recall.project import resolve_project
-        from recall.store import Store
 
         cursor = _infer_host(data) == "cursor" or data.get("hook_event_name") == "sessionStart"
         name = project or resolve_project(_context_folder(data, cursor=cursor))
-        with Store(db_path, embed_on_write=False) as store:
-            brief = session_start_brief(store, name, max_tokens=max_tokens)
+        with Memory(db_path, embed_on_write=False) as memory:
+            brief = memory.session_brief(name, max_tokens=max_tokens)
         tokens = estimate_tokens(brief) if brief else 0
     except Exception as exc:  # noqa: BLE001 - the session starts without a brief rather than not at all
         hooklog.write("context", "error", f"{type(exc).__name__}: {exc}", _millis(started))

@@ -22,6 +22,7 @@ from recall.transcript import ParseReport, Transcript
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter, ReadOptions
+    from recall.search.embedder import Embedder
     from recall.store import Store
     from recall.store.transcripts import SourceStamp
 
@@ -51,6 +52,7 @@ class ImportSummary:
     summaries: int = 0
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
+    searched: list[str] = field(default_factory=list)  # where transcripts were looked for, when none were
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,16 +71,27 @@ class ImportSummary:
             "errors": self.errors[:20],
             "dry_run": self.dry_run,
             "embedding": self.embedding,
+            "searched": self.searched,
         }
 
 
 def collect_sources(
-    adapters: Sequence[HostAdapter], paths: Sequence[Path] | None, since: datetime | None
+    adapters: Sequence[HostAdapter],
+    paths: Sequence[Path] | None,
+    since: datetime | None,
+    *,
+    sniff: bool = False,
 ) -> list[tuple[HostAdapter, Path]]:
-    """Every (adapter, file) pair to consider, newest-changed last so partial runs keep order."""
+    """Every (adapter, file) pair to consider, newest-changed last so partial runs keep order.
+
+    With ``sniff`` (files someone named, host not given) a file goes only to an adapter that
+    recognises its format, so one file is one source, read by the right host.
+    """
     sources: list[tuple[HostAdapter, Path]] = []
     for adapter in adapters:
         for path in adapter.discover(list(paths) if paths else None):
+            if sniff and not adapter.claims(path):
+                continue
             if since is not None:
                 try:
                     if path.stat().st_mtime < since.timestamp():
@@ -100,11 +113,14 @@ def run_import(
     force: bool = False,
     options: ReadOptions | None = None,
     progress: Progress | None = None,
+    sniff: bool = False,
+    embedder: Embedder | None = None,
     embed_budget_seconds: float = 5.0,
 ) -> ImportSummary:
     """Import every changed source, then embed new messages for at most ``embed_budget_seconds``.
 
-    Whatever the budget leaves is embedded later by `recall embed` (or the next import).
+    Whatever the budget leaves (everything, without an ``embedder``) is embedded later by
+    `recall embed` (or the next import).
     """
     from adapters.base import ReadOptions
     from recall.store.transcripts import SourceStamp
@@ -115,7 +131,11 @@ def run_import(
             raise InvalidInput(f"no such file or folder: {', '.join(missing)}")
     options = options or ReadOptions()
     summary = ImportSummary(dry_run=dry_run)
-    sources = collect_sources(adapters, paths, since)
+    sources = collect_sources(adapters, paths, since, sniff=sniff)
+    if not sources and not paths:
+        from adapters import where_searched
+
+        summary.searched = [where_searched(adapter) for adapter in adapters]
     for done, (adapter, path) in enumerate(sources):
         if progress:
             progress(done, len(sources), str(path))
@@ -141,7 +161,7 @@ def run_import(
         summary.files_read += 1
         summary.lines_read += report.lines_read
         summary.skipped.update(report.skipped)
-        summary.errors.extend(f"{path}: {e}" for e in report.errors[:5])
+        summary.errors.extend(e if e.startswith(str(path)) else f"{path}: {e}" for e in report.errors[:5])
         try:
             outcome = store.import_transcripts(
                 transcripts,
@@ -160,8 +180,8 @@ def run_import(
         progress(len(sources), len(sources), "")
     if not dry_run:
         summary.summaries = summarise_sessions(store, summary.changed_sessions)
-    if embed_budget_seconds > 0 and not dry_run and summary.messages_added:
-        summary.embedding = _embed_within(store, embed_budget_seconds)
+    if embedder is not None and embed_budget_seconds > 0 and not dry_run and summary.messages_added:
+        summary.embedding = _embed_within(store, embedder, embed_budget_seconds)
     return summary
 
 
@@ -180,17 +200,17 @@ def summarise_sessions(store: Store, session_ids: Iterable[int]) -> int:
         messages = store.session_messages(session_id)
         if not messages:
             continue
-        store.write_summary(session_id, build_summary(row["title"], messages), embed=False)
+        store.write_summary(session_id, build_summary(row["title"], messages))
         written += 1
     return written
 
 
-def _embed_within(store: Store, budget: float) -> dict[str, Any]:
+def _embed_within(store: Store, embedder: Embedder, budget: float) -> dict[str, Any]:
     from recall.errors import ModelUnavailable
     from recall.search.semantic import embed_pending
 
     try:
-        return embed_pending(store, store.embedder, budget_seconds=budget).to_dict()
+        return embed_pending(store, embedder, budget_seconds=budget).to_dict()
     except ModelUnavailable as exc:
         return {"embedded": 0, "error": str(exc)}
 

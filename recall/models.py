@@ -56,6 +56,18 @@ KIND_CODES: dict[RecordKind, int] = {
     RecordKind.MESSAGE: 5,
 }
 KIND_BY_CODE: dict[int, RecordKind] = {code: kind for kind, code in KIND_CODES.items()}
+_CODE_SPAN = 8
+
+
+def index_rowid(code: int, row_id: int) -> int:
+    """The search index rowid of row ``row_id`` of the kind with ``code`` (see KIND_CODES)."""
+    return row_id * _CODE_SPAN + code
+
+
+def split_rowid(rowid: int) -> tuple[int, int]:
+    """``(kind code, row id)`` of a search index rowid: the inverse of ``index_rowid``."""
+    return rowid % _CODE_SPAN, rowid // _CODE_SPAN
+
 
 TYPED_KINDS = (RecordKind.DECISION, RecordKind.LEARNING, RecordKind.BREADCRUMB)
 

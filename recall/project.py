@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 UNKNOWN_PROJECT = "unknown"
+ALL_PROJECTS = "*"  # the project name that means every project, on every edge
 
 _WORKTREES_SUFFIX = "-worktrees"
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
@@ -36,6 +37,25 @@ def resolve_project(path: str | os.PathLike[str] | None) -> str:
 
 def current_project(cwd: str | os.PathLike[str] | None = None) -> str:
     return resolve_project(cwd if cwd is not None else os.getcwd())
+
+
+def default_project(explicit: str | None = None) -> str:
+    """The project a call is about when it names none: the flag, then ``RECALL_PROJECT``, then the folder.
+
+    ``recall connect`` pins ``RECALL_PROJECT`` in each agent's MCP entry, because an agent may start
+    the server from another folder; the CLI honours it too, so every edge agrees on the answer.
+    """
+    return pinned_project(explicit) or current_project()
+
+
+def pinned_project(explicit: str | None = None) -> str | None:
+    """The project named by the flag or ``RECALL_PROJECT``, if either names one (no folder lookup)."""
+    from recall.config import PROJECT_ENV
+
+    for candidate in (explicit, os.environ.get(PROJECT_ENV)):
+        if candidate is not None and candidate.strip():
+            return candidate.strip()
+    return None
 
 
 @lru_cache(maxsize=4096)

@@ -70,9 +70,41 @@ class Transcript:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+# Why a reader skips something, in words a user reads in a warning. A reason without words of its
+# own (``unknown_type:x``) falls back to its family's; ``_``-joined names read as words otherwise.
+WHY_SKIPPED: dict[str, str] = {
+    "bad_record": "a record of a shape no known version of the host writes; the rest of the file imports",
+    "bad_timestamp": "a timestamp that cannot be read; the message keeps no time",
+    "bad_json": "text that is not valid JSON",
+    "bad_agent_meta": "a subagent's side file that cannot be read; its messages import without it",
+    "unknown_shape": "a shape recall does not know yet; the rest imports",
+    "unknown_type": "a record type recall does not know yet; the rest imports",
+    "unknown_block": "a content block recall does not know yet; the rest of the message imports",
+    "unknown_role": "a role recall does not know yet",
+    "unreadable": "the file cannot be read (permissions, or it vanished)",
+    "read_error": "the file stops being readable here (damaged or truncated)",
+    "oversized_line": "a line too long to be a real record",
+    "host_error": "the host logged an error here, not a message",
+    "missing_blob": "the host's database refers to a part it does not hold",
+    "missing_bubble": "the host's database refers to a message it does not hold",
+    "zstd_unavailable": "a compressed file and no zstandard package to open it",
+    "null_value": "an empty value where a message should be",
+    "not_object": "a line that is JSON but not an object",
+}
+
+
+def why_skipped(reason: str) -> str:
+    return WHY_SKIPPED.get(reason) or WHY_SKIPPED.get(reason.split(":", 1)[0]) or reason.replace("_", " ")
+
+
 @dataclass(slots=True)
 class ParseReport:
-    """What a reader had to skip, by reason; nothing bad in a file is dropped silently."""
+    """What a reader had to skip, by reason; nothing bad in a file is dropped silently.
+
+    Every skip is counted. Those worth a warning also carry a detail (where in the file), which is kept
+    with the reason in words; routine ones (a summary line pointing into another file, a message a
+    resumed session copied) are passed without a detail and only counted.
+    """
 
     lines_read: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
@@ -81,7 +113,7 @@ class ParseReport:
     def skip(self, reason: str, detail: str | None = None) -> None:
         self.skipped[reason] += 1
         if detail and len(self.errors) < 50:
-            self.errors.append(detail)
+            self.errors.append(f"{detail}: {why_skipped(reason)}")
 
     def merge(self, other: ParseReport) -> None:
         self.lines_read += other.lines_read

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from recall.memory import Memory
 from recall.search.embedder import Embedder, FakeEmbedder, get_embedder
 from recall.store import Store
 
@@ -26,10 +27,16 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db_path: Path) -> Iterator[Store]:
-    """A store on a real file with the fast fake embedder; tests about meaning use the real model."""
-    with Store(db_path, embedder=FakeEmbedder()) as opened:
+def memory(db_path: Path) -> Iterator[Memory]:
+    """The library API on a real file with the fast fake embedder; tests about meaning use the real model."""
+    with Memory(db_path, embedder=FakeEmbedder()) as opened:
         yield opened
+
+
+@pytest.fixture
+def store(memory: Memory) -> Store:
+    """The persistence layer under ``memory`` (same file, same connection)."""
+    return memory.store
 
 
 @pytest.fixture(scope="session")
@@ -39,10 +46,15 @@ def minilm() -> Embedder:
 
 
 @pytest.fixture
-def real_store(db_path: Path, minilm: Embedder) -> Iterator[Store]:
-    """A store on a real file with the real model, for tests about meaning."""
-    with Store(db_path, embedder=minilm) as opened:
+def real_memory(db_path: Path, minilm: Embedder) -> Iterator[Memory]:
+    """The library API on a real file with the real model, for tests about meaning."""
+    with Memory(db_path, embedder=minilm) as opened:
         yield opened
+
+
+@pytest.fixture
+def real_store(real_memory: Memory) -> Store:
+    return real_memory.store
 
 
 @pytest.fixture

@@ -11,22 +11,34 @@ REPO = Path(__file__).resolve().parents[1]
 EDGE_ONLY = {"click", "mcp"}
 
 
-def _imports(path: Path) -> set[str]:
+EDGES = ("cli", "mcp_server")  # packages under recall/ that only translate for people and agents
+
+
+def _modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, by full dotted name (function-level imports included)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-            if node.module.startswith("recall.cli") or node.module.startswith("recall.mcp_server"):
-                names.add("recall-edge")
+            names.add(node.module)
+    return names
+
+
+def _imports(path: Path) -> set[str]:
+    names = {module.split(".")[0] for module in _modules(path)}
+    if any(module.startswith(tuple(f"recall.{edge}" for edge in EDGES)) for module in _modules(path)):
+        names.add("recall-edge")
     return names
 
 
 def test_core_and_adapters_never_import_an_interface() -> None:
     offenders = []
-    edges = {"mcp_server.py", "__main__.py"}
-    core = [p for p in (REPO / "recall").rglob("*.py") if "cli" not in p.parts and p.name not in edges]
+    core = [
+        p
+        for p in (REPO / "recall").rglob("*.py")
+        if not set(EDGES) & set(p.relative_to(REPO / "recall").parts) and p.name != "__main__.py"
+    ]
     for path in core + list((REPO / "adapters").rglob("*.py")):
         bad = _imports(path) & (EDGE_ONLY | {"recall-edge"})
         if bad:
@@ -52,3 +64,28 @@ def test_help_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_store_is_persistence_alone() -> None:
+    """Searching, embedding and briefs are built on the store, never inside it (no import circle)."""
+    above = ("recall.search", "recall.memory", "recall.brief", "recall.ingest", "recall.dump")
+    offenders = {
+        str(path.relative_to(REPO)): sorted(m for m in _modules(path) if m.startswith(above))
+        for path in (REPO / "recall" / "store").rglob("*.py")
+    }
+    assert {path: found for path, found in offenders.items() if found} == {}
+
+
+def test_edges_reach_the_core_only_through_the_library_api() -> None:
+    """The CLI, the MCP server and the hooks call ``recall.Memory``, not the store or search directly."""
+    inner = ("recall.store", "recall.search", "recall.ingest", "recall.dump", "recall.watch")
+    edge_files = [
+        *(REPO / "recall" / "cli").rglob("*.py"),
+        *(REPO / "recall" / "mcp_server").rglob("*.py"),
+        REPO / "recall" / "hooks.py",
+    ]
+    offenders = {
+        str(path.relative_to(REPO)): sorted(m for m in _modules(path) if m.startswith(inner))
+        for path in edge_files
+    }
+    assert {path: found for path, found in offenders.items() if found} == {}

@@ -223,7 +223,7 @@ def test_context_hook_prints_the_brief_claude_code_injects_within_budget(
 ) -> None:
     project = tmp_path / "shop"
     (project / ".git").mkdir(parents=True)
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         for number in range(40):
             content = f"Decision {number}: " + "keep the schema small " * 8
             store.add(NewRecord(kind="decision", content=content, project="shop"))
@@ -285,7 +285,7 @@ def two_projects(db_path: Path, tmp_path: Path) -> tuple[Path, Path]:
     (workspace / ".git").mkdir(parents=True)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         store.add(NewRecord(kind="decision", content=LEDGER_DECISION, project="shop"))
         store.add(NewRecord(kind="decision", content="Use tabs in the other repo", project="elsewhere"))
     return workspace, elsewhere
@@ -314,7 +314,7 @@ def test_cursor_session_start_without_workspace_roots_uses_cursor_project_dir(
     (workspace / ".git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CURSOR_PROJECT_DIR", str(workspace))
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         store.add(NewRecord(kind="decision", content="Keep the API versioned under /v2", project="shop"))
 
     code, output = invoke(db_path, "context", "--hook", input=json.dumps(cursor_session_start(None)))
@@ -341,7 +341,7 @@ def test_cursor_session_start_prints_nothing_when_there_is_nothing_to_say(
 ) -> None:
     workspace = tmp_path / "empty-project"
     (workspace / ".git").mkdir(parents=True)
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         store.add(NewRecord(kind="decision", content="Only for another project", project="other"))
     payload = json.dumps(cursor_session_start(workspace)) if stdin == "nothing stored" else stdin
 
@@ -400,7 +400,7 @@ def test_the_command_connect_writes_for_codex_briefs_a_session_through_the_shell
     workspace = tmp_path / "shop"
     (workspace / ".git").mkdir(parents=True)
     monkeypatch.chdir(workspace)
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         store.add(NewRecord(kind="decision", content="Keep the API versioned under /v2", project="shop"))
     connect(make_setup(db_path, workspace, global_scope=False), ["codex"], hooks=True)
     (group,) = json.loads((workspace / ".codex" / "hooks.json").read_text())["hooks"]["SessionStart"]
@@ -448,7 +448,7 @@ def test_watch_imports_lines_appended_while_it_runs(db_path: Path, transcript: P
     lines = CLAUDE_SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
     transcript.write_text("".join(lines[:8]), encoding="utf-8")
     imported = threading.Event()
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         run_import(store, [get_adapter("claude")], paths=[transcript.parent])
         early = message_count(db_path)
         with watching(store, transcript.parent, lambda *_: imported.set()):
@@ -468,7 +468,7 @@ def test_watch_finds_a_new_session_file_on_rescan(db_path: Path, tmp_path: Path)
         calls.append(files)
         imported.set()
 
-    with Store(db_path, embed_on_write=False) as store, watching(store, folder, record):
+    with Store(db_path) as store, watching(store, folder, record):
         shutil.copy(CLAUDE_SAMPLE, folder / f"{SESSION_ID}.jsonl")
         assert imported.wait(10)
     assert calls == [[folder / f"{SESSION_ID}.jsonl"]]
@@ -483,7 +483,7 @@ def test_watch_is_quiet_when_everything_is_imported_and_stops_after_max_iteratio
     from recall.watch import watch
 
     adapters = [get_adapter("claude")]
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         run_import(store, adapters, paths=[transcript.parent])
         started = time.monotonic()
         imports = watch(store, adapters, paths=[transcript.parent], interval=0.001, max_iterations=5)
@@ -495,7 +495,7 @@ def test_watch_imports_what_changed_before_it_started(db_path: Path, transcript:
     from adapters import get_adapter
     from recall.watch import watch
 
-    with Store(db_path, embed_on_write=False) as store:
+    with Store(db_path) as store:
         imports = watch(
             store, [get_adapter("claude")], paths=[transcript.parent], interval=0.001, max_iterations=1
         )

@@ -17,6 +17,8 @@ from recall.transcript import Origin, Role, Transcript, TranscriptMessage
 
 WORDS = ["cache", "deploy", "schema", "queue", "lint", "retry", "thread", "index", "token", "shard"]
 
+FAKE = FakeEmbedder()  # every instance of one dimension has the same model hash
+
 
 def session(external_id: str, turns: int) -> Transcript:
     messages = tuple(
@@ -39,14 +41,14 @@ def small_threshold(monkeypatch: pytest.MonkeyPatch) -> int:
 
 
 def fill(db_path: Path, *sessions: Transcript) -> None:
-    with Store(db_path, embedder=FakeEmbedder(), embed_on_write=False) as store:
+    with Store(db_path) as store:
         store.import_transcripts(list(sessions), project="p")
-        semantic.embed_pending(store, store.embedder)
+        semantic.embed_pending(store, FAKE)
 
 
 def open_index(db_path: Path) -> tuple[VectorIndex, bool]:
     """What a new process gets: the index, and whether it started from the snapshot."""
-    with Store(db_path, embedder=FakeEmbedder(), embed_on_write=False) as store:
+    with Store(db_path) as store:
         restored: list[bool] = []
         original = VectorIndex.restore
 
@@ -56,15 +58,15 @@ def open_index(db_path: Path) -> tuple[VectorIndex, bool]:
 
         VectorIndex.restore = spy  # type: ignore[method-assign]
         try:
-            index = semantic.vector_index(store, store.embedder)
+            index = semantic.vector_index(store, FAKE)
         finally:
             VectorIndex.restore = original  # type: ignore[method-assign]
         return index, bool(restored and restored[0])
 
 
 def full_load(db_path: Path) -> VectorIndex:
-    with Store(db_path, embedder=FakeEmbedder(), embed_on_write=False) as store:
-        index = VectorIndex(semantic.model_key(store, store.embedder), store.embedder.dim)
+    with Store(db_path) as store:
+        index = VectorIndex(semantic.model_key(store, FAKE), FAKE.dim)
         with store.reading() as conn:
             index.refresh(conn)
         return index
@@ -119,7 +121,7 @@ def test_rows_added_after_the_snapshot_are_read_and_mixed(db_path: Path, small_t
 def test_a_deleted_row_is_not_served_from_the_snapshot(db_path: Path, small_threshold: int) -> None:
     fill(db_path, session("s1", 8), session("s2", 6))
     open_index(db_path)
-    with Store(db_path, embedder=FakeEmbedder(), embed_on_write=False) as store:
+    with Store(db_path) as store:
         victim = store.connection.execute(
             "SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id "
             "WHERE s.external_id = 's2' ORDER BY m.ordinal LIMIT 1"
@@ -142,7 +144,7 @@ def test_a_small_index_deletes_its_snapshot_after_a_reload(
     fill(db_path, session("s1", 8), session("s2", 6))
     open_index(db_path)
     snapshot_of(db_path)
-    with Store(db_path, embedder=FakeEmbedder(), embed_on_write=False) as store:
+    with Store(db_path) as store:
         first = store.connection.execute("SELECT min(id) FROM messages").fetchone()[0]
         store.forget(RecordKind.MESSAGE, first)
     index, _ = open_index(db_path)
@@ -169,8 +171,8 @@ def test_a_snapshot_of_another_model_or_mix_is_refused(db_path: Path, small_thre
     fill(db_path, session("s1", 8))
     open_index(db_path)
     path = snapshot_of(db_path)
-    with Store(db_path, embedder=FakeEmbedder(), embed_on_write=False) as store:
-        key = semantic.model_key(store, store.embedder)
+    with Store(db_path) as store:
+        key = semantic.model_key(store, FAKE)
     embedder = FakeEmbedder()
     identity = f"{embedder.model_id} {embedder.model_hash}"
 
@@ -184,12 +186,12 @@ def test_a_replaced_last_row_is_caught_by_its_vector(db_path: Path, small_thresh
     """SQLite hands the highest rowid out again: same count and last seq, different vector."""
     fill(db_path, session("s1", 8))
     open_index(db_path)
-    with Store(db_path, embedder=FakeEmbedder(), embed_on_write=False) as store:
+    with Store(db_path) as store:
         conn = store.connection
         seq, kind, row_id, project, model_key, digest = conn.execute(
             "SELECT seq, kind_code, row_id, project, model_key, content_hash FROM embeddings ORDER BY seq DESC LIMIT 1"
         ).fetchone()
-        other = np.full(store.embedder.dim, 3, dtype=np.int8).tobytes()
+        other = np.full(FAKE.dim, 3, dtype=np.int8).tobytes()
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("DELETE FROM embeddings WHERE seq = ?", (seq,))
         conn.execute(

@@ -104,7 +104,7 @@ def test_a_torn_last_line_waits_for_the_next_import(store: Store, tmp_path: Path
     assert first.skipped["torn_line"] == 1
     source.write_text("".join(lines), encoding="utf-8")
     run_import(store, [get_adapter("claude")], paths=[source], embed_budget_seconds=0)
-    complete = Store(tmp_path / "fresh.db", embed_on_write=False)
+    complete = Store(tmp_path / "fresh.db")
     whole = run_import(complete, [get_adapter("claude")], paths=[source], embed_budget_seconds=0)
     assert _count(store, "SELECT count(*) FROM messages") == whole.messages_added
     complete.close()

@@ -1,4 +1,5 @@
-"""The MCP server, driven by the real MCP client over stdio against a spawned `recall mcp` process."""
+"""The MCP server, driven by the SDK's real client: in process for the tools, over stdio against a
+spawned `recall mcp` process for the transport (tests/test_mcp_http.py covers Streamable HTTP)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
+from recall.mcp_server import create_server
+from recall.memory import Memory
+from recall.search.embedder import Embedder, FakeEmbedder
+
 TIMEOUT = 90  # seconds for one spawned server's whole conversation, model load included
 
 WAL = "Use WAL journal mode for the SQLite store"
@@ -26,15 +31,12 @@ WAL = "Use WAL journal mode for the SQLite store"
 CONTRACT = MappingProxyType({
     "memory_search": {
         "params": {
-            "query": "string",
-            "project": "string? = null",
-            "table": "decision|learning|breadcrumb|session_summary|message? = null",
-            "bias_type": "decision|learning|breadcrumb|session_summary|message? = null",
-            "limit": "integer = 10",
+            "query": "string", "project": "string? = null", "kind": "string? = null", "table": "string? = null",
+            "bias_type": "string? = null", "limit": "integer = 10",
         },
         "output": {
-            "query": "string", "project": "string?", "mode": "keyword|hybrid", "retried_as_hybrid": "boolean",
-            "results": "list[#SearchHit]",
+            "query": "string", "project": "string?", "mode": "keyword|semantic|hybrid",
+            "retried_as_hybrid": "boolean", "results": "list[#SearchHit]",
         },
     },
     "memory_hybrid_search": {
@@ -42,8 +44,8 @@ CONTRACT = MappingProxyType({
             "query": "string", "project": "string? = null", "limit": "integer = 10", "min_score": "number = 0",
         },
         "output": {
-            "query": "string", "project": "string?", "mode": "keyword|hybrid", "retried_as_hybrid": "boolean",
-            "results": "list[#SearchHit]",
+            "query": "string", "project": "string?", "mode": "keyword|semantic|hybrid",
+            "retried_as_hybrid": "boolean", "results": "list[#SearchHit]",
         },
     },
     "memory_recall": {
@@ -61,10 +63,19 @@ CONTRACT = MappingProxyType({
             "omitted": "integer",
         },
     },
+    "memory_list": {
+        "params": {
+            "kind": "list[string]|string? = null", "project": "string? = null", "status": "string? = null",
+            "provenance": "string? = null", "tags": "list[string]? = null", "since": "string? = null",
+            "limit": "integer = 20", "cursor": "string? = null",
+        },
+        "output": {"records": "list[#Record]", "next_cursor": "string?"},
+    },
     "memory_add": {
         "params": {
-            "type": "decision|learning|breadcrumb",
             "content": "string",
+            "kind": "string? = null",
+            "type": "string? = null",
             "detail": "string? = null",
             "project": "string? = null",
             "tags": "list[string]? = null",
@@ -72,35 +83,38 @@ CONTRACT = MappingProxyType({
             "importance": "integer = 5",
             "valid_until": "string? = null",
         },
-        "output": {"kind": "string", "id": "integer", "record": "#Record"},
+        "output": {"ref": "string", "kind": "string", "id": "integer", "record": "#Record"},
     },
     "memory_get": {
-        "params": {"table": "decision|learning|breadcrumb|session_summary|message|session", "id": "integer"},
-        "output": {"found": "boolean", "table": "string", "id": "integer", "record": "#Record?"},
+        "params": {"id": "integer|string", "kind": "string? = null", "table": "string? = null"},
+        "output": {"found": "boolean", "ref": "string", "kind": "string", "id": "integer", "record": "#Record?"},
     },
     "memory_update": {
         "params": {
-            "table": "decision|learning|breadcrumb",
-            "id": "integer",
+            "id": "integer|string",
+            "kind": "string? = null",
+            "table": "string? = null",
             "content": "string? = null",
             "detail": "string? = null",
             "tags": "list[string]? = null",
             "importance": "integer? = null",
             "valid_until": "string? = null",
         },
-        "output": {"found": "boolean", "table": "string", "id": "integer", "record": "#Record?"},
+        "output": {"found": "boolean", "ref": "string", "kind": "string", "id": "integer", "record": "#Record?"},
     },
     "memory_forget": {
-        "params": {"table": "decision|learning|breadcrumb", "id": "integer"},
-        "output": {"found": "boolean", "table": "string", "id": "integer"},
+        "params": {"id": "integer|string", "kind": "string? = null", "table": "string? = null"},
+        "output": {"found": "boolean", "ref": "string", "kind": "string", "id": "integer"},
     },
     "memory_forget_many": {
         "params": {"tags": "list[string]? = null", "older_than_days": "number? = null", "project": "string? = null"},
         "output": {"deleted": "dict[integer]", "total": "integer"},
     },
     "decision_update": {
-        "params": {"id": "integer", "action": "supersede|revert", "superseded_by": "integer? = null"},
-        "output": {"found": "boolean", "id": "integer", "action": "supersede|revert", "record": "#Record?"},
+        "params": {"id": "integer|string", "action": "supersede|revert", "superseded_by": "integer|string? = null"},
+        "output": {
+            "found": "boolean", "ref": "string", "id": "integer", "action": "supersede|revert", "record": "#Record?",
+        },
     },
     "memory_dump": {
         "params": {
@@ -112,13 +126,13 @@ CONTRACT = MappingProxyType({
         },
         "output": {
             "session_id": "integer", "external_id": "string", "project": "string", "summary_id": "integer",
-            "messages_added": "integer", "sessions": "integer", "redactions": "dict[integer]",
-            "skipped": "dict[integer]",
+            "summary_ref": "string", "messages_added": "integer", "sessions": "integer",
+            "redactions": "dict[integer]", "skipped": "dict[integer]",
         },
     },
     "loa_show": {
-        "params": {"id": "integer"},
-        "output": {"found": "boolean", "id": "integer", "summary": "#Record?", "session": "#Record?"},
+        "params": {"id": "integer|string"},
+        "output": {"found": "boolean", "ref": "string", "id": "integer", "summary": "#Record?", "session": "#Record?"},
     },
     "memory_stats": {
         "params": {},
@@ -132,12 +146,13 @@ CONTRACT = MappingProxyType({
 
 SHAPES = MappingProxyType({
     "SearchHit": {
-        "kind": "string", "id": "integer", "project": "string", "created_at": "string", "provenance": "string",
-        "score": "number", "preview": "string", "keyword_rank": "integer?", "cosine": "number?", "extra": "object",
+        "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
+        "provenance": "string", "score": "number", "preview": "string", "keyword_rank": "integer?",
+        "cosine": "number?", "extra": "object",
     },
     "BriefEntry": {
-        "kind": "string", "id": "integer", "project": "string", "created_at": "string", "provenance": "string",
-        "trusted": "boolean", "content": "string", "detail": "string?", "title": "string?",
+        "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
+        "provenance": "string", "trusted": "boolean", "content": "string", "detail": "string?", "title": "string?",
         "importance": "integer?", "status": "string?", "confidence": "string?", "valid_until": "string?",
         "score": "number?", "cosine": "number?",
     },
@@ -146,20 +161,20 @@ SHAPES = MappingProxyType({
         "task_terms": "integer", "matched_terms": "integer", "records": "integer", "line": "string",
     },
     "Record": {
-        "kind": "string", "id": "integer", "project": "string", "created_at": "string", "updated_at": "string",
-        "provenance": "string",
+        "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
+        "updated_at": "string", "provenance": "string",
     },
     "DumpMessage": {"role": "user|assistant|system|tool", "content": "string", "timestamp": "string? = null"},
     "EmbeddingStats": {
         "model": "string? = null", "model_hash": "string? = null", "embedded": "dict[integer] (optional)",
-        "pending": "dict[integer] (optional)", "error": "string? = null",
+        "pending": "dict[integer] (optional)", "not_embedded": "dict[integer] (optional)", "error": "string? = null",
     },
     "KeywordIndex": {"rows": "integer", "indexed": "integer", "complete": "boolean"},
 })  # fmt: skip
 
 READ_ONLY = {
-    "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_get", "loa_show",
-    "memory_stats",
+    "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
+    "loa_show", "memory_stats",
 }  # fmt: skip
 DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many"}
 
@@ -175,6 +190,14 @@ def workdir(tmp_path: Path) -> Path:
     folder = tmp_path / "shop"
     folder.mkdir()
     return folder
+
+
+@asynccontextmanager
+async def connected(db_path: Path, embedder: Embedder) -> AsyncIterator[Client]:
+    """The real server and the SDK's client in one process: the server's project is "shop"."""
+    with Memory(db_path, project="shop", embedder=embedder) as memory:
+        async with Client(create_server(memory)) as client:
+            yield client
 
 
 @asynccontextmanager
@@ -235,11 +258,9 @@ def fields(schema: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.anyio
-async def test_the_tool_surface_matches_the_contract(
-    db_path: Path, isolated_home: Path, workdir: Path
-) -> None:
+async def test_the_tool_surface_matches_the_contract(db_path: Path) -> None:
     with anyio.fail_after(TIMEOUT):
-        async with spawned(db_path, isolated_home, workdir) as client:
+        async with connected(db_path, FakeEmbedder()) as client:
             tools = (await client.list_tools()).tools
 
     surface = {
@@ -259,15 +280,14 @@ async def test_the_tool_surface_matches_the_contract(
         assert bool(hints.destructive_hint) is (tool.name in DESTRUCTIVE), tool.name
         others = [name for name in CONTRACT if name != tool.name and name in (tool.description or "")]
         assert others, f"{tool.name}'s description should say which tool to use instead, when"
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
     assert not db_path.exists(), "listing tools must not open the database"
 
 
 @pytest.mark.anyio
-async def test_records_are_added_read_corrected_and_forgotten(
-    db_path: Path, isolated_home: Path, workdir: Path
-) -> None:
+async def test_records_are_added_read_corrected_and_forgotten(db_path: Path, minilm: Embedder) -> None:
     with anyio.fail_after(TIMEOUT):
-        async with spawned(db_path, isolated_home, workdir) as client:
+        async with connected(db_path, minilm) as client:
             added = await call(
                 client,
                 "memory_add",
@@ -335,11 +355,9 @@ async def test_records_are_added_read_corrected_and_forgotten(
 
 
 @pytest.mark.anyio
-async def test_search_recall_and_context_answer_through_the_server(
-    db_path: Path, isolated_home: Path, workdir: Path
-) -> None:
+async def test_search_recall_and_context_answer_through_the_server(db_path: Path, minilm: Embedder) -> None:
     with anyio.fail_after(TIMEOUT):
-        async with spawned(db_path, isolated_home, workdir) as client:
+        async with connected(db_path, minilm) as client:
             decision = (
                 await call(
                     client,
@@ -421,10 +439,10 @@ async def test_search_recall_and_context_answer_through_the_server(
 
 @pytest.mark.anyio
 async def test_decisions_dumps_summaries_and_stats_answer_through_the_server(
-    db_path: Path, isolated_home: Path, workdir: Path
+    db_path: Path, minilm: Embedder
 ) -> None:
     with anyio.fail_after(TIMEOUT):
-        async with spawned(db_path, isolated_home, workdir) as client:
+        async with connected(db_path, minilm) as client:
             old = (await call(client, "memory_add", type="decision", content="Use tabs"))["id"]
             new = (await call(client, "memory_add", type="decision", content="Use spaces"))["id"]
 
@@ -438,7 +456,13 @@ async def test_decisions_dumps_summaries_and_stats_answer_through_the_server(
                 client, "decision_update", id=new, action="revert", superseded_by=old
             )
             missing = await call(client, "decision_update", id=404, action="revert")
-            assert missing == {"found": False, "id": 404, "action": "revert", "record": None}
+            assert missing == {
+                "found": False,
+                "ref": "decision#404",
+                "id": 404,
+                "action": "revert",
+                "record": None,
+            }
             assert (await call(client, "decision_update", id=new, action="revert"))["record"][
                 "status"
             ] == "reverted"
@@ -481,11 +505,122 @@ def test_starting_the_server_loads_no_database_layer_or_model(tmp_path: Path) ->
     code = (
         "import sys\n"
         "from recall.cli import cli\n"
-        "from recall.mcp_server import LazyStore, create_server\n"
-        f"create_server(LazyStore({str(db)!r}))\n"
+        "from recall import Memory\n"
+        "from recall.mcp_server import create_server\n"
+        f"create_server(Memory({str(db)!r}))\n"
         "heavy = {'sqlalchemy', 'sqlmodel', 'numpy', 'onnxruntime', 'tokenizers', 'detect_secrets'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert not db.exists()
+
+
+@pytest.mark.anyio
+async def test_the_stdio_server_answers_a_real_client_and_opens_the_database_on_first_use(
+    db_path: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with spawned(db_path, isolated_home, workdir) as client:
+            assert len((await client.list_tools()).tools) == len(CONTRACT)
+            assert not db_path.exists(), "listing tools must not open the database"
+            added = await call(client, "memory_add", kind="decision", content=WAL)
+            assert added["ref"] == "decision#1" and added["record"]["project"] == "shop"  # its folder's name
+            found = await call(client, "memory_search", query="journal mode")
+            assert [hit["ref"] for hit in found["results"]] == ["decision#1"]
+
+
+@pytest.mark.anyio
+async def test_an_unknown_argument_is_refused_with_the_accepted_ones(db_path: Path) -> None:
+    async with connected(db_path, FakeEmbedder()) as client:
+        text = await refused(client, "memory_search", query="wal", all_projects=True)
+        assert text == (
+            "memory_search does not take all_projects; it accepts: bias_type, kind, limit, project, query, table"
+        )
+        assert "take colour" in await refused(
+            client, "memory_add", kind="learning", content="x", colour="red"
+        )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        (
+            "memory_add",
+            {"kind": "learning", "content": "x", "importance": 11},
+            "memory_add: importance should be",
+        ),
+        ("memory_add", {"kind": "learning"}, "memory_add: content is required"),
+        ("memory_search", {"query": "x", "limit": "lots"}, "memory_search: limit should be a valid integer"),
+        ("memory_get", {"id": 3}, "memory_get: id 3 needs its kind"),
+        ("memory_get", {"id": 1, "kind": "tables"}, "memory_get: unknown kind 'tables'; use one of"),
+    ],
+    ids=["out-of-range", "missing", "wrong-type", "bare-id", "bad-kind"],
+)
+async def test_a_bad_call_gets_one_sentence_that_names_the_argument(
+    db_path: Path, tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    async with connected(db_path, FakeEmbedder()) as client:
+        text = await refused(client, tool, **arguments)
+    assert text.startswith(expected), text
+    assert "\n" not in text and "http" not in text and "pydantic" not in text
+
+
+@pytest.mark.anyio
+async def test_kind_is_the_word_and_the_recall_shape_names_and_refs_still_work(db_path: Path) -> None:
+    async with connected(db_path, FakeEmbedder()) as client:
+        by_type = await call(client, "memory_add", type="decision", content="Use WAL")
+        by_kind = await call(client, "memory_add", kind="learning", content="WAL grows until a checkpoint")
+        assert (by_type["ref"], by_kind["ref"]) == ("decision#1", "learning#1")
+        assert "name the same thing" in await refused(
+            client, "memory_add", kind="decision", type="learning", content="x"
+        )
+        for arguments in (
+            {"table": "decisions", "id": 1},
+            {"kind": "decision", "id": "1"},
+            {"id": "decision#1"},
+        ):
+            assert (await call(client, "memory_get", **arguments))["record"]["content"] == "Use WAL", (
+                arguments
+            )
+        hits = (await call(client, "memory_search", query="wal", table="learnings"))["results"]
+        assert [hit["ref"] for hit in hits] == ["learning#1"]
+        dumped = await call(
+            client, "memory_dump", title="t", messages=[{"role": "user", "content": "hello there"}]
+        )
+        summary = await call(client, "memory_get", table="loa", id=dumped["summary_id"])
+        assert summary["ref"] == dumped["summary_ref"] and summary["record"]["provenance"] == "derived"
+        assert (await call(client, "loa_show", id=dumped["summary_ref"]))["found"] is True
+        fixed = await call(client, "memory_update", id="learning#1", importance=9)
+        assert fixed["record"]["importance"] == 9
+        changed = await call(client, "decision_update", id="decision#1", action="revert")
+        assert changed["record"]["status"] == "reverted"
+        assert (await call(client, "memory_forget", id="learning#1"))["found"] is True
+
+
+@pytest.mark.anyio
+async def test_memory_list_filters_and_pages_with_a_cursor(db_path: Path) -> None:
+    async with connected(db_path, FakeEmbedder()) as client:
+        for n in range(5):
+            await call(
+                client,
+                "memory_add",
+                kind="learning",
+                content=f"note {n}",
+                tags=["ci"] if n % 2 else ["ci", "x"],
+            )
+        await call(client, "memory_add", kind="decision", content="elsewhere", project="other")
+        page = await call(client, "memory_list", kind="learning", tags=["ci", "x"])
+        assert [row["ref"] for row in page["records"]] == ["learning#5", "learning#3", "learning#1"]
+        seen: list[str] = []
+        cursor = None
+        while True:
+            page = await call(client, "memory_list", limit=2, cursor=cursor)
+            seen += [row["ref"] for row in page["records"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == [f"learning#{n}" for n in range(5, 0, -1)]
+        everything = await call(client, "memory_list", project="*", kind=["decision"])
+        assert [row["project"] for row in everything["records"]] == ["other"]

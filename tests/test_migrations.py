@@ -6,6 +6,7 @@ import os
 import sqlite3
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,15 @@ from recall.db import connect
 from recall.errors import StoreUnavailable
 from recall.migrations import latest_version, load_migrations, migrate, split_statements
 from recall.models import TABLE_NAMES, TABLES, RecordKind, Session
+from recall.results import Hit
+from recall.search.keyword import keyword_search
 from recall.store import NewRecord, Store
+
+
+def keyword(store: Store, query: str, **options: Any) -> list[Hit]:
+    """Keyword search on the store itself (the library API's keyword mode runs exactly this)."""
+    with store.reading() as conn:
+        return keyword_search(conn, query, **options)
 
 
 def test_numbered_steps_have_no_gaps() -> None:
@@ -41,7 +50,7 @@ def test_an_older_database_is_upgraded_and_keeps_its_rows(db_path: Path) -> None
     conn.close()
     with Store(db_path) as store:
         assert store.connection.execute("PRAGMA user_version").fetchone()[0] == latest_version()
-        assert [h.content for h in store.search("keep", project="p")] == ["keep me"]
+        assert [h.content for h in keyword(store, "keep", project="p")] == ["keep me"]
 
 
 def test_a_newer_database_is_refused_with_advice(db_path: Path) -> None:

@@ -19,7 +19,7 @@ from recall.store import NewRecord, Store
 from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
-    from recall.search.keyword import Hit
+    from recall.results import Hit
 
 MESSAGE = KIND_CODES[RecordKind.MESSAGE]
 DECISION = KIND_CODES[RecordKind.DECISION]
@@ -177,13 +177,13 @@ def test_a_zero_row_stays_zero_and_short_inputs_work() -> None:
 
 def test_messages_are_embedded_as_their_own_text_alone(store: Store) -> None:
     store.import_transcripts([session("s1", 4)], project="p")
-    semantic.embed_pending(store, store.embedder)
+    semantic.embed_pending(store, FakeEmbedder())
 
     ids = message_ids(store, "s1")
     texts = [
         store.connection.execute("SELECT content FROM messages WHERE id = ?", (i,)).fetchone()[0] for i in ids
     ]
-    q, scales = quantize(store.embedder.embed_documents(texts))
+    q, scales = quantize(FakeEmbedder().embed_documents(texts))
     expected = q.astype(np.float32) * scales[:, None]
 
     assert len(ids) == 4
@@ -194,7 +194,7 @@ def test_messages_are_embedded_as_their_own_text_alone(store: Store) -> None:
 def test_an_incremental_refresh_remixes_earlier_turns_like_a_full_load(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedder = store.embedder
+    embedder = FakeEmbedder()
     store.import_transcripts([session("s1", 4, tool_after=1), session("other", 3)], project="p")
     semantic.embed_pending(store, embedder)
     index = loaded(store, embedder)
@@ -243,7 +243,7 @@ def test_an_incremental_refresh_remixes_earlier_turns_like_a_full_load(
 
 def test_the_cached_index_lets_an_old_turn_be_found_by_its_new_successor(store: Store) -> None:
     """Searching the words of a turn imported later also finds the turn before it, already in memory."""
-    embedder = store.embedder
+    embedder = FakeEmbedder()
     store.import_transcripts([session("s1", 3)], project="p")
     semantic.embed_pending(store, embedder)
     index = semantic.vector_index(store, embedder)
@@ -264,7 +264,7 @@ def test_the_cached_index_lets_an_old_turn_be_found_by_its_new_successor(store: 
 
 
 def test_mixing_never_crosses_sessions_in_the_index(store: Store) -> None:
-    embedder = store.embedder
+    embedder = FakeEmbedder()
     decision = store.add(NewRecord(RecordKind.DECISION, "use sqlite for storage", "p"))
     second = store.add(NewRecord(RecordKind.DECISION, "pin numpy in the lock file", "p"))
     store.import_transcripts([session("A", 3, tool_after=0), session("B", 3)], project="p")
@@ -401,7 +401,7 @@ def chat(external_id: str, texts: list[str]) -> Transcript:
 
 @pytest.mark.slow
 def test_hybrid_search_with_the_session_lift_keeps_scores_in_range(
-    real_store: Store, monkeypatch: pytest.MonkeyPatch
+    real_store: Store, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_store.import_transcripts(
         [
@@ -426,7 +426,7 @@ def test_hybrid_search_with_the_session_lift_keeps_scores_in_range(
         project="p",
     )
     real_store.add(NewRecord(RecordKind.DECISION, "Move the database to a larger disk", "p"))
-    semantic.embed_pending(real_store, real_store.embedder)
+    semantic.embed_pending(real_store, minilm)
     calls: list[tuple[dict[int, float], float, dict[int, float]]] = []
     lift = hybrid.lift_by_session
 
@@ -438,18 +438,22 @@ def test_hybrid_search_with_the_session_lift_keeps_scores_in_range(
     monkeypatch.setattr(hybrid, "lift_by_session", spy)
     query = "storage ran out during the database upgrade"
 
-    lifted = hybrid.search(real_store, query, mode="hybrid", project="p", limit=50)
-    plain = hybrid.search(real_store, query, mode="hybrid", project="p", limit=50, session_weight=0)
+    lifted = hybrid.search(real_store, query, mode="hybrid", project="p", limit=50, embedder=minilm)
+    plain = hybrid.search(
+        real_store, query, mode="hybrid", project="p", limit=50, session_weight=0, embedder=minilm
+    )
 
     assert len(calls) == 2
     (fused_on, weight_on, out_on), (fused_off, weight_off, out_off) = calls
     assert (weight_on, weight_off) == (hybrid.SESSION_WEIGHT, 0)
-    assert len(lifted) == len(plain) == len(fused_on) >= 7
-    assert all(0.0 <= h.score <= 1.0 for h in lifted + plain)
+    positive_on = {rowid: score for rowid, score in out_on.items() if score > 0}
+    positive_off = {rowid: score for rowid, score in fused_off.items() if score > 0}
+    assert len(lifted) == len(positive_on) >= 7 and len(plain) == len(positive_off) >= 7
+    assert all(0.0 < h.score <= 1.0 for h in lifted + plain)  # a zero is no match: never listed
     assert fused_on == pytest.approx(fused_off) and out_off == fused_off
     assert out_on != pytest.approx(fused_on)  # the lift did change something
-    assert {rowid_of(h): h.score for h in lifted} == pytest.approx(out_on)
-    assert {rowid_of(h): h.score for h in plain} == pytest.approx(fused_off)
+    assert {rowid_of(h): h.score for h in lifted} == pytest.approx(positive_on)
+    assert {rowid_of(h): h.score for h in plain} == pytest.approx(positive_off)
     db_turns = set(message_ids(real_store, "db"))
     assert lifted[0].kind == RecordKind.MESSAGE.value and lifted[0].id in db_turns
 
@@ -498,7 +502,7 @@ def test_the_migration_drops_message_vectors_and_keeps_the_others(db_path: Path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
     conn.close()
 
-    with Store(db_path, embedder=fake, embed_on_write=False) as store:
+    with Store(db_path) as store:
         version = store.connection.execute("PRAGMA user_version").fetchone()[0]
         left = store.connection.execute("SELECT kind_code, row_id, vector FROM embeddings").fetchall()
         key = semantic.model_key(store, fake)

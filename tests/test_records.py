@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from recall.errors import InvalidInput, InvalidTransition, NotFound
 from recall.models import RecordKind
+from recall.results import Hit
+from recall.search.keyword import keyword_search
 from recall.store import NewRecord, RecordChanges, Store
 from recall.store.records import normalise_tags, parse_kind, parse_when
+
+
+def keyword(store: Store, query: str, **options: Any) -> list[Hit]:
+    """Keyword search on the store itself (the library API's keyword mode runs exactly this)."""
+    with store.reading() as conn:
+        return keyword_search(conn, query, **options)
 
 
 @pytest.mark.parametrize(
@@ -85,15 +94,15 @@ def test_update_corrects_in_place_and_keeps_created_at(store: Store) -> None:
     assert after["tags"] == ["ci"]
     assert after["created_at"] == before["created_at"]
     assert after["updated_at"] > before["updated_at"]
-    assert [h.id for h in store.search("wants", project="p")] == [new_id]
-    assert store.search("needs", project="p") == []
+    assert [h.id for h in keyword(store, "wants", project="p")] == [new_id]
+    assert keyword(store, "needs", project="p") == []
 
 
 def test_forget_deletes_row_and_index_entry(store: Store) -> None:
     new_id = store.add(NewRecord(RecordKind.BREADCRUMB, "refactoring the importer", "p"))
     assert store.forget(RecordKind.BREADCRUMB, new_id) is True
     assert store.get(RecordKind.BREADCRUMB, new_id) is None
-    assert store.search("importer", project="p") == []
+    assert keyword(store, "importer", project="p") == []
     assert store.forget(RecordKind.BREADCRUMB, new_id) is False
 
 

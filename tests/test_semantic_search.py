@@ -1,21 +1,32 @@
-"""Search by meaning through the store, with the real ONNX model (loaded once, about a second)."""
+"""Search by meaning through the library API, with the real ONNX model (loaded once, about a second)."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from recall.cli import cli
 from recall.errors import InvalidInput
+from recall.memory import Memory
 from recall.models import RecordKind
+from recall.results import Hit
 from recall.search import hybrid, semantic
 from recall.search.embedder import Embedder, FakeEmbedder
+from recall.search.keyword import keyword_search
 from recall.store import NewRecord, RecordChanges, Store
 from recall.transcript import Origin, Role, Transcript, TranscriptMessage
+
+
+def keyword(store: Store, query: str, **options: Any) -> list[Hit]:
+    """Keyword search on the store itself (the library API's keyword mode runs exactly this)."""
+    with store.reading() as conn:
+        return keyword_search(conn, query, **options)
+
 
 pytestmark = pytest.mark.slow
 
@@ -30,8 +41,13 @@ TARGET = "The database migration failed because the disk was full"
 PARAPHRASE = "Storage ran out of space during a schema upgrade"
 
 
-def add(store: Store, content: str, project: str = "p") -> int:
-    return store.add(NewRecord(RecordKind.LEARNING, content, project))
+def add(memory: Memory, content: str, project: str = "p") -> int:
+    """A learning through the library API, which embeds it on write."""
+    return memory.add("learning", content, project=project).id
+
+
+def find(memory: Memory, query: str, mode: str = "semantic", **options: Any) -> list[Hit]:
+    return list(memory.search(query, mode=mode, **options).hits)  # type: ignore[arg-type]
 
 
 def words(text: str) -> set[str]:
@@ -39,14 +55,14 @@ def words(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize("mode", ["semantic", "hybrid"])
-def test_a_paraphrase_sharing_no_word_finds_its_target_first(real_store: Store, mode: str) -> None:
+def test_a_paraphrase_sharing_no_word_finds_its_target_first(real_memory: Memory, mode: str) -> None:
     assert not words(PARAPHRASE) & words(TARGET)
     for text in DISTRACTORS:
-        add(real_store, text)
-    target = add(real_store, TARGET)
-    assert not real_store.search(PARAPHRASE, project="p")  # the stemmed index shares no stem either
+        add(real_memory, text)
+    target = add(real_memory, TARGET)
+    assert not keyword(real_memory.store, PARAPHRASE, project="p")  # the stemmed index shares no stem either
 
-    hits = hybrid.search(real_store, PARAPHRASE, mode=mode, project="p")  # type: ignore[arg-type]
+    hits = find(real_memory, PARAPHRASE, mode, project="p")  # type: ignore[arg-type]
 
     assert hits[0].id == target
     assert hits[0].keyword_score is None and hits[0].cosine is not None
@@ -54,43 +70,41 @@ def test_a_paraphrase_sharing_no_word_finds_its_target_first(real_store: Store, 
 
 def test_vectors_of_another_model_are_never_compared(db_path: Path, minilm: Embedder) -> None:
     fake = FakeEmbedder()
-    with Store(db_path, embedder=fake) as store:
-        by_fake = add(store, TARGET)
-    with Store(db_path, embedder=minilm) as store:
-        by_minilm = add(store, "The disk filled up while the database migration ran")
-        real_hits = hybrid.search(store, PARAPHRASE, mode="semantic", project="p")
-        fake_hits = hybrid.search(store, TARGET, mode="semantic", project="p", embedder=fake)
-        pending = semantic.count_pending(store, semantic.model_key(store, minilm))
+    with Memory(db_path, embedder=fake) as memory:
+        by_fake = add(memory, TARGET)
+        fake_hits = find(memory, TARGET, project="p")
+    with Memory(db_path, embedder=minilm) as memory:
+        by_minilm = add(memory, "The disk filled up while the database migration ran")
+        real_hits = find(memory, PARAPHRASE, project="p")
+        pending = semantic.count_pending(memory.store, semantic.model_key(memory.store, minilm))
 
     assert [h.id for h in real_hits] == [by_minilm]
     assert [h.id for h in fake_hits] == [by_fake]
     assert pending[RecordKind.LEARNING.value] == 1  # the fake model's row still waits for a MiniLM vector
 
 
-def test_the_project_filter_holds_on_the_vector_side(real_store: Store, minilm: Embedder) -> None:
-    mine = add(real_store, TARGET, project="mine")
-    add(real_store, TARGET, project="theirs")
+def test_the_project_filter_holds_on_the_vector_side(real_memory: Memory, minilm: Embedder) -> None:
+    mine = add(real_memory, TARGET, project="mine")
+    add(real_memory, TARGET, project="theirs")
 
     for mode in ("semantic", "hybrid"):
-        hits = hybrid.search(real_store, PARAPHRASE, mode=mode, project="mine")  # type: ignore[arg-type]
+        hits = find(real_memory, PARAPHRASE, mode, project="mine")  # type: ignore[arg-type]
         assert [(h.id, h.project) for h in hits] == [(mine, "mine")]
-    index = semantic.vector_index(real_store, minilm)
+    index = semantic.vector_index(real_memory.store, minilm)
     assert index.search(minilm.embed_query(PARAPHRASE), k=10, project="nowhere") == []
 
 
-def test_scores_stay_between_zero_and_one_and_min_score_filters(real_store: Store) -> None:
+def test_scores_stay_between_zero_and_one_and_min_score_filters(real_memory: Memory) -> None:
     for text in [*DISTRACTORS, TARGET, "The disk is full again", "full disk, full database"]:
-        add(real_store, text)
+        add(real_memory, text)
 
     for mode in ("semantic", "hybrid"):
-        every = hybrid.search(real_store, "database disk full", mode=mode, project="p", limit=50)  # type: ignore[arg-type]
+        every = find(real_memory, "database disk full", mode, project="p", limit=50)  # type: ignore[arg-type]
         assert every and all(0.0 <= h.score <= 1.0 for h in every)
-        strong = hybrid.search(
-            real_store, "database disk full", mode=mode, project="p", limit=50, min_score=0.5
-        )  # type: ignore[arg-type]
+        strong = find(real_memory, "database disk full", mode, project="p", limit=50, min_score=0.5)  # type: ignore[arg-type]
         assert strong and len(strong) < len(every) and all(h.score >= 0.5 for h in strong)
     with pytest.raises(InvalidInput):
-        hybrid.search(real_store, "disk", min_score=1.5)
+        find(real_memory, "disk", "hybrid", min_score=1.5)
 
 
 def conversation(turns: int) -> Transcript:
@@ -106,7 +120,7 @@ def test_embedding_resumes_after_a_stop(
     db_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(semantic, "BATCH_ROWS", 4)
-    with Store(db_path, embedder=minilm, embed_on_write=False) as store:
+    with Store(db_path) as store:
         store.import_transcripts([conversation(10)], project="p")
         key = semantic.model_key(store, minilm)
 
@@ -125,11 +139,11 @@ def test_embedding_resumes_after_a_stop(
     assert (rest.embedded, rest.pending) == (6, 0)
 
 
-def test_rebuild_embeds_everything_again(db_path: Path, real_store: Store, minilm: Embedder) -> None:
-    add(real_store, TARGET)
-    add(real_store, "another learning")
-    real_store.connection.execute("UPDATE embeddings SET scale = 0")  # vectors of "another model"
-    assert hybrid.search(real_store, PARAPHRASE, mode="semantic", project="p")[0].cosine == 0.0
+def test_rebuild_embeds_everything_again(db_path: Path, real_memory: Memory, minilm: Embedder) -> None:
+    add(real_memory, TARGET)
+    add(real_memory, "another learning")
+    real_memory.store.connection.execute("UPDATE embeddings SET scale = 0")  # vectors of "another model"
+    assert find(real_memory, PARAPHRASE, project="p") == []  # no vector of this model: nothing, not zeros
 
     result = CliRunner().invoke(
         cli, ["--db", str(db_path), "embed", "--rebuild", "--json"], catch_exceptions=False
@@ -137,21 +151,24 @@ def test_rebuild_embeds_everything_again(db_path: Path, real_store: Store, minil
 
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["embedded"] == 2
-    assert semantic.count_embedded(real_store, semantic.model_key(real_store, minilm))["learning"] == 2
-    assert hybrid.search(real_store, PARAPHRASE, mode="semantic", project="p")[0].cosine > 0.3
+    assert (
+        semantic.count_embedded(real_memory.store, semantic.model_key(real_memory.store, minilm))["learning"]
+        == 2
+    )
+    assert find(real_memory, PARAPHRASE, "semantic", project="p")[0].cosine > 0.3
 
 
-def test_deleting_or_editing_a_record_drops_its_old_vector(real_store: Store) -> None:
-    kept = add(real_store, "Use WAL mode for concurrent readers")
-    gone = add(real_store, TARGET)
-    before = vector_hash(real_store, kept)
+def test_deleting_or_editing_a_record_drops_its_old_vector(real_memory: Memory) -> None:
+    kept = add(real_memory, "Use WAL mode for concurrent readers")
+    gone = add(real_memory, TARGET)
+    before = vector_hash(real_memory.store, kept)
 
-    real_store.update(RecordKind.LEARNING, kept, RecordChanges(content="Pin numpy below 3 in the lock file"))
-    real_store.forget(RecordKind.LEARNING, gone)
+    real_memory.update(f"learning#{kept}", content="Pin numpy below 3 in the lock file")
+    real_memory.forget(f"learning#{gone}")
 
-    assert vector_hash(real_store, gone) is None
-    assert vector_hash(real_store, kept) not in (None, before)
-    hits = hybrid.search(real_store, "which numpy version is allowed", mode="semantic", project="p")
+    assert vector_hash(real_memory.store, gone) is None
+    assert vector_hash(real_memory.store, kept) not in (None, before)
+    hits = find(real_memory, "which numpy version is allowed", "semantic", project="p")
     assert [h.id for h in hits] == [kept]
 
 
@@ -162,12 +179,12 @@ def vector_hash(store: Store, row_id: int) -> str | None:
     return None if row is None else row[0]
 
 
-def test_the_keyword_half_of_hybrid_finds_other_forms_of_a_word(real_store: Store) -> None:
+def test_the_keyword_half_of_hybrid_finds_other_forms_of_a_word(real_memory: Memory) -> None:
     """The index stems (adr/0010), so hybrid's keyword half needs no query stemming of its own."""
-    target = add(real_store, "Caroline went painting with her family")
+    target = add(real_memory, "Caroline went painting with her family")
     for text in DISTRACTORS:
-        add(real_store, text)
-    hits = hybrid.search(real_store, "When did she paint with her families?", mode="hybrid", project="p")
+        add(real_memory, text)
+    hits = find(real_memory, "When did she paint with her families?", "hybrid", project="p")
     assert hits[0].id == target and hits[0].keyword_rank == 1
 
 
@@ -193,24 +210,23 @@ def test_an_edit_during_embedding_never_leaves_a_stale_vector(store: Store) -> N
             return vectors
 
     racing = EditingEmbedder()
-    store.embed_on_write = False
     semantic.embed_pending(store, racing)
     stale = hybrid.search(store, "postgres connection pool", mode="semantic", project="p", embedder=racing)
     fresh = hybrid.search(store, "redis eviction policy", mode="semantic", project="p", embedder=racing)
-    assert [h.cosine for h in stale] == [pytest.approx(0.0, abs=1e-6)]
+    assert stale == []  # the row's only vector is of its new text, orthogonal to the old words
     assert fresh[0].cosine == pytest.approx(1.0, abs=0.02)
 
 
 def test_an_edit_updates_the_in_memory_index_without_reloading_it(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from recall.search.vectors import VectorIndex
 
-    ids = [store.add(NewRecord(RecordKind.LEARNING, f"note {n} on caching", "p")) for n in range(5)]
-    hybrid.search(store, "caching", mode="semantic", project="p")
+    ids = [add(memory, f"note {n} on caching") for n in range(5)]
+    memory.search("caching", mode="semantic", project="p")
     resets: list[int] = []
     monkeypatch.setattr(VectorIndex, "_reset", lambda self: resets.append(1))
-    store.update(RecordKind.LEARNING, ids[0], RecordChanges(content="queue backpressure"))
-    hits = hybrid.search(store, "queue backpressure", mode="semantic", project="p")
+    memory.update(f"learning#{ids[0]}", content="queue backpressure")
+    hits = memory.search("queue backpressure", mode="semantic", project="p").hits
     assert resets == []
     assert hits[0].id == ids[0] and sum(h.id == ids[0] for h in hits) == 1

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from recall.models import RecordKind
+from recall.search.keyword import keyword_search
 from recall.store import NewRecord, RecordChanges, Store
 from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
 
@@ -58,7 +59,8 @@ def test_every_write_path_scrubs(store: Store, db_path: Path) -> None:
     raw = _raw_text(db_path)
     assert SECRET not in raw
     assert "[REDACTED:aws-access-key-id]" in raw
-    assert store.search("AKIAQ3HZ7KWM4ZZP2XRT") == []
+    with store.reading() as conn:
+        assert keyword_search(conn, "AKIAQ3HZ7KWM4ZZP2XRT") == []
     assert store.require(RecordKind.LEARNING, record)["tags"] == ["[REDACTED:aws-access-key-id]"]
 
 

@@ -1,12 +1,15 @@
 """The `recall` command: a thin click layer over the core.
 
-Commands open the store lazily (``recall --help`` and ``recall scrub`` never touch the database or
-import SQLAlchemy) and every ``RecallError`` becomes one line on stderr and exit status 1.
+Every command calls the library API (``recall.Memory``), which opens the store lazily (``recall
+--help`` and ``recall scrub`` never touch the database or import SQLAlchemy). Every error, a
+``RecallError`` from the core or a usage error from click, becomes one line on stderr that names the
+fix, and a non-zero exit.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -17,7 +20,7 @@ from recall.errors import RecallError
 
 
 class RecallGroup(click.Group):
-    """Translates core errors into one clear line instead of a traceback."""
+    """Every error, usage errors included, reaches the user as one line that names the fix."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -25,8 +28,37 @@ class RecallGroup(click.Group):
         except RecallError as exc:
             raise click.ClickException(str(exc)) from exc
 
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else "recall"
+            click.echo(f"recall: {_sentence(exc.format_message())} (see `{command} --help`)", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"recall: {_sentence(exc.format_message())}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("recall: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
 
-@click.group(cls=RecallGroup, context_settings={"help_option_names": ["-h", "--help"]})
+
+def _sentence(message: str) -> str:
+    """Click's messages can span lines (choices, hints); one line reads better in a terminal or a log."""
+    return " ".join(message.split())
+
+
+@click.group(name="recall", cls=RecallGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
     "db_path",
@@ -60,8 +92,8 @@ _register()
 
 
 def main() -> None:
-    cli(prog_name="recall")
+    cli.main(prog_name="recall")
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

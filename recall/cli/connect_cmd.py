@@ -86,10 +86,9 @@ def disconnect(
 
 
 def _setup(app: AppContext, global_scope: bool, project: str | None) -> Setup:
-    from recall.config import default_db_path
     from recall.connect import make_setup
 
-    return make_setup(default_db_path(app.db_path), Path.cwd(), global_scope=global_scope, project=project)
+    return make_setup(app.memory.path, Path.cwd(), global_scope=global_scope, project=project)
 
 
 def _show(report: Report, setup: Setup, *, dry_run: bool, as_json: bool) -> None:

@@ -1,4 +1,4 @@
-"""What every command shares: the lazily opened store and output helpers."""
+"""What every command shares: the library API (``recall.Memory``), opened lazily, and output helpers."""
 
 from __future__ import annotations
 
@@ -8,38 +8,40 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from recall.store import Store
+    from recall.memory import Memory
 
 
 class AppContext:
     def __init__(self, db_path: str | None) -> None:
         self.db_path = db_path
-        self._store: Store | None = None
+        self._memory: Memory | None = None
 
     @property
-    def store(self) -> Store:
-        if self._store is None:
-            from recall.store import Store
+    def memory(self) -> Memory:
+        """The one API every command calls; creating it opens nothing (the store opens on first use)."""
+        if self._memory is None:
+            from recall.memory import Memory
 
-            self._store = Store(self.db_path)
-        return self._store
+            self._memory = Memory(self.db_path)
+        return self._memory
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
 
 
 pass_app = click.make_pass_decorator(AppContext)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+project_option = click.option(
+    "--project", help="Project name (default: RECALL_PROJECT, else the current git repository)."
+)
 
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
-def resolve_project_option(project: str | None) -> str:
-    from recall.project import current_project
-
-    return project if project else current_project()
+def scope_name(project: str | None) -> str:
+    return f"project {project}" if project else "all projects"

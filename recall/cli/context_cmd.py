@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from recall.cli.context import AppContext, emit_json, json_option, pass_app, resolve_project_option
+from recall.cli.context import AppContext, emit_json, json_option, pass_app, project_option
 from recall.hooks import DEFAULT_BRIEF_TOKENS
 
 
@@ -17,7 +17,7 @@ from recall.hooks import DEFAULT_BRIEF_TOKENS
     help="Run as a SessionStart hook: read the agent's JSON on stdin and print the brief in the form "
     "it injects. Never fails the session.",
 )
-@click.option("--project", help="Project name (default: the hook's cwd, else this git repository).")
+@project_option
 @click.option(
     "--max-tokens",
     type=click.IntRange(min=100),
@@ -38,10 +38,10 @@ def context(app: AppContext, hook: bool, project: str | None, max_tokens: int, a
         if output:
             click.echo(output)
         return
-    from recall.brief import estimate_tokens, session_start_brief
+    from recall.brief import estimate_tokens
 
-    name = resolve_project_option(project)
-    brief = session_start_brief(app.store, name, max_tokens=max_tokens)
+    name = app.memory.project(project)
+    brief = app.memory.session_brief(name, max_tokens=max_tokens)
     if as_json:
         emit_json(
             {"project": name, "max_tokens": max_tokens, "tokens": estimate_tokens(brief), "brief": brief}

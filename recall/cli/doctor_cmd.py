@@ -19,10 +19,9 @@ def doctor(app: AppContext, as_json: bool) -> None:
 
     Exits 1 when a check fails (a warning does not).
     """
-    from recall.config import default_db_path
-    from recall.doctor import diagnose, to_dict
+    from recall.doctor import to_dict
 
-    sections = diagnose(default_db_path(app.db_path), Path.cwd())
+    sections = app.memory.doctor(Path.cwd())
     report = to_dict(sections)
     if as_json:
         emit_json(report)

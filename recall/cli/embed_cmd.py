@@ -19,13 +19,6 @@ from recall.cli.context import AppContext, emit_json, json_option, pass_app
 @pass_app
 def embed(app: AppContext, project: str | None, rebuild: bool, as_json: bool) -> None:
     """Embed records and messages that have no vector yet; safe to stop and run again."""
-    from recall.search.semantic import drop_vectors, embed_pending
-
-    store = app.store
-    if rebuild:
-        dropped = drop_vectors(store)
-        if not as_json:
-            click.echo(f"dropped {dropped:,} vectors; embedding everything with {store.embedder.model_id}")
     bar: Any = None
 
     def progress(done: int, total: int) -> None:
@@ -40,7 +33,7 @@ def embed(app: AppContext, project: str | None, rebuild: bool, as_json: bool) ->
         bar.update(done - bar.pos)
 
     try:
-        report = embed_pending(store, store.embedder, project=project, progress=progress)
+        report = app.memory.embed(project=project, rebuild=rebuild, progress=progress)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

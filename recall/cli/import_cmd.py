@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 
+from adapters import HOSTS
 from recall.cli.context import AppContext, emit_json, json_option, pass_app
 
-_HOSTS = ("claude", "cursor", "codex", "all")
+_HOSTS = (*HOSTS, "all")
 
 
 @click.command(name="import")
@@ -67,13 +68,7 @@ def import_(
         raise click.UsageError(
             "--watch imports as files change; it does not combine with --dry-run or --demo"
         )
-    from adapters import HOSTS, get_adapter
-    from adapters.base import ReadOptions
-    from recall.ingest import run_import
-    from recall.store.records import since_time
-
-    adapters = [get_adapter(name) for name in (HOSTS if host == "all" else [host])]
-    options = ReadOptions(tool_text_cap=tool_text_cap, include_thinking=thinking)
+    hosts = None if host == "all" else [host]
     show_bar = not as_json and sys.stderr.isatty()
     bar: Any = None
 
@@ -88,23 +83,23 @@ def import_(
         if done >= total:
             bar.__exit__(None, None, None)
 
-    def run(chosen: list[Any], chosen_paths: list[Path] | None) -> Any:
-        return run_import(
-            app.store,
+    def run(chosen: list[str] | None, chosen_paths: list[Path] | None) -> Any:
+        return app.memory.import_transcripts(
             chosen,
             paths=chosen_paths,
-            since=since_time(since),
+            since=since,
             project=project,
             dry_run=dry_run,
             force=force,
-            options=options,
+            tool_text_cap=tool_text_cap,
+            include_thinking=thinking,
             progress=progress,
         )
 
     from recall.demo import demo_dir
 
-    demo_args = ([get_adapter("claude")], [demo_dir()])
-    summary = run(*demo_args) if demo else run(adapters, list(paths) or None)
+    demo_args = (["claude"], [demo_dir()])
+    summary = run(*demo_args) if demo else run(hosts, list(paths) or None)
     if not demo and demo_if_empty and summary.files_seen == 0:
         if not as_json:
             click.echo("no transcripts found on this machine; importing the bundled demo sessions", err=True)
@@ -115,24 +110,30 @@ def import_(
         print_import_summary(summary.to_dict())
     if watch:
         watch_imports(
-            app, adapters, list(paths) or None, project, options, interval=interval, as_json=as_json
+            app,
+            hosts,
+            list(paths) or None,
+            project,
+            tool_text_cap=tool_text_cap,
+            thinking=thinking,
+            interval=interval,
+            as_json=as_json,
         )
 
 
 def watch_imports(
     app: AppContext,
-    adapters: list[Any],
+    hosts: list[str] | None,
     paths: list[Path] | None,
     project: str | None,
-    options: Any,
     *,
+    tool_text_cap: int,
+    thinking: bool,
     interval: float,
     as_json: bool,
 ) -> None:
     """Run the watcher until Ctrl-C, one line (or JSON object) per import."""
     from datetime import datetime
-
-    from recall.watch import watch
 
     def report(files: list[Path], summary: Any) -> None:
         data = summary.to_dict()
@@ -147,12 +148,12 @@ def watch_imports(
     if not as_json:
         click.echo("watching for new transcript lines (Ctrl-C to stop)", err=True)
     try:
-        watch(
-            app.store,
-            adapters,
+        app.memory.watch(
+            hosts,
             paths=paths,
             project=project,
-            options=options,
+            tool_text_cap=tool_text_cap,
+            include_thinking=thinking,
             interval=interval,
             on_import=report,
         )
@@ -189,9 +190,10 @@ def print_import_summary(data: dict[str, Any]) -> None:
     for error in data["errors"][:5]:
         click.echo(f"  ! {error}", err=True)
     if files["seen"] == 0:
-        click.echo(
-            "no transcripts found; try --path, or `recall doctor` to see where recall looked", err=True
-        )
+        click.echo("no transcripts found; recall looked in:", err=True)
+        for line in data.get("searched") or ["the --path given"]:
+            click.echo(f"  {line}", err=True)
+        click.echo("try --path FILE_OR_FOLDER, or `recall doctor` for the whole picture", err=True)
 
 
 @click.command()
@@ -205,9 +207,7 @@ def print_import_summary(data: dict[str, Any]) -> None:
 @click.option("--title", help="What the session was about (default: its first request).")
 @click.option("--project", help="Project name (default: from the current git repository).")
 @click.option("--session-id", help="The host's session id (or an id for explicit messages).")
-@click.option(
-    "--source", type=click.Choice(["claude", "cursor", "codex", "mcp"]), default="mcp", show_default=True
-)
+@click.option("--source", type=click.Choice([*HOSTS, "mcp"]), default="mcp", show_default=True)
 @click.option(
     "--path",
     type=click.Path(path_type=Path),
@@ -240,7 +240,6 @@ def dump(
         return
     if payload is not None:
         raise click.UsageError("the PAYLOAD argument is read only with --from-hook")
-    from recall.dump import dump_session
     from recall.errors import InvalidInput
 
     messages = None
@@ -254,8 +253,7 @@ def dump(
             messages = messages.get("messages")
         if not isinstance(messages, list):
             raise InvalidInput('give a JSON list of messages: [{"role": "user", "content": "..."}]')
-    result = dump_session(
-        app.store,
+    result = app.memory.dump(
         title=title,
         source=source,
         project=project,
@@ -267,8 +265,8 @@ def dump(
         emit_json(result.to_dict())
         return
     click.echo(
-        f"dumped session {result.external_id} (#{result.session_id}, project {result.project}): "
-        f"{result.messages_added} new messages, summary #{result.summary_id}"
+        f"dumped session#{result.session_id} ({result.external_id}, project {result.project}): "
+        f"{result.messages_added} new messages, session_summary#{result.summary_id}"
     )
     if result.redactions:
         click.echo("secrets redacted: " + ", ".join(f"{k} {v}" for k, v in result.redactions.items()))

@@ -50,14 +50,13 @@ def mcp(ctx: click.Context, app: AppContext, use_http: bool, host: str, port: in
             f"refusing to listen on {host} without a bearer token: set {TOKEN_ENV} to a long random secret "
             f"(clients then send 'Authorization: Bearer <token>'), or listen on 127.0.0.1"
         )
-    from recall.mcp_server import LazyStore, create_server
+    from recall.mcp_server import create_server
 
-    with LazyStore(app.db_path) as store:
-        server = create_server(store)
-        if use_http:
-            serve_http(server, host, port, token)
-        else:
-            server.run()
+    server = create_server(app.memory)
+    if use_http:
+        serve_http(server, host, port, token)
+    else:
+        server.run()
 
 
 def is_loopback(host: str) -> bool:

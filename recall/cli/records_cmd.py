@@ -1,20 +1,20 @@
-"""`recall add`, `recall show`, `recall decision ...`, `recall forget`: the typed records."""
+"""`recall add`, `show`, `list`, `decision ...`, `forget`: the typed records, named ``kind#id``."""
 
 from __future__ import annotations
 
 import click
 
-from recall.cli.context import AppContext, emit_json, json_option, pass_app, resolve_project_option
+from recall.cli.context import AppContext, emit_json, json_option, pass_app, project_option, scope_name
+from recall.results import Record
 
-_ADDABLE = ("decision", "learning", "breadcrumb")
-_SHOWABLE = ("decision", "learning", "breadcrumb", "session_summary", "message", "session")
+PREVIEW_CHARS = 160
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(_ADDABLE, case_sensitive=False))
+@click.argument("kind")
 @click.argument("content")
 @click.option("--detail", help="The reasoning or background (decisions: why).")
-@click.option("--project", help="Project name (default: from the current git repository).")
+@project_option
 @click.option("--tags", help="Comma-separated tags; lower-cased and de-duplicated.")
 @click.option("--confidence", type=click.Choice(["high", "medium", "low"]), help="Decisions and learnings.")
 @click.option("--importance", type=click.IntRange(1, 10), default=5, show_default=True)
@@ -35,47 +35,108 @@ def add(
     valid_until: str | None,
     as_json: bool,
 ) -> None:
-    """Record a decision, learning or breadcrumb; prints the new id."""
-    from recall.models import RecordKind
-    from recall.store import NewRecord
-    from recall.store.records import normalise_tags, parse_when
-
-    record_kind = RecordKind(kind.lower())
-    new = NewRecord(
-        kind=record_kind,
-        content=content,
-        project=resolve_project_option(project),
+    """Record a decision, learning or breadcrumb (KIND); prints its ref, e.g. decision#3."""
+    record = app.memory.add(
+        kind,
+        content,
+        project=project,
         detail=detail,
-        tags=tuple(normalise_tags(tags)),
+        tags=tags,
         confidence=confidence,
         importance=importance,
-        valid_until=parse_when(valid_until),
+        valid_until=valid_until,
     )
-    new_id = app.store.add(new)
     if as_json:
-        emit_json(app.store.require(record_kind, new_id))
+        emit_json(record.to_dict())
     else:
-        click.echo(new_id)
+        click.echo(record.ref)
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(_SHOWABLE, case_sensitive=False))
-@click.argument("row_id", type=int)
+@click.argument("ref")
+@click.argument("row_id", required=False)
 @json_option
 @pass_app
-def show(app: AppContext, kind: str, row_id: int, as_json: bool) -> None:
-    """Show one row in full."""
-    from recall.store.views import load_row
-
-    row = load_row(app.store, kind.lower(), row_id)
+def show(app: AppContext, ref: str, row_id: str | None, as_json: bool) -> None:
+    """Show one row in full: `recall show learning#1` (or `recall show learning 1`)."""
+    record = app.memory.get(row_id, ref) if row_id is not None else app.memory.get(ref)
     if as_json:
-        emit_json(row)
+        emit_json(record.to_dict())
         return
-    for key, value in row.items():
+    click.echo(f"{record.ref} ({record.provenance})")
+    for key, value in record.data.items():
+        if key in ("kind", "id"):
+            continue
         if key in ("content", "detail") and value:
-            click.echo(f"{key}:\n  " + str(value).replace("\n", "\n  "))
+            quote = "  " if record.trusted else "  > "
+            click.echo(f"{key}:\n{quote}" + str(value).replace("\n", f"\n{quote}"))
         else:
             click.echo(f"{key}: {value}")
+
+
+@click.command(name="list")
+@click.argument("kinds", nargs=-1)
+@project_option
+@click.option("--all-projects", is_flag=True, help="Every project.")
+@click.option("--status", help="Decisions: active, superseded, reverted; breadcrumbs: live, expired.")
+@click.option("--provenance", help="verbatim, user_authored, extracted or derived.")
+@click.option("--tag", "tags", multiple=True, help="Only rows with this tag (repeat: all must match).")
+@click.option("--since", help="Only rows since this date (2026-11-01) or span back (7d).")
+@click.option("--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@click.option("--cursor", help="Continue a listing where the last page ended.")
+@json_option
+@pass_app
+def list_(
+    app: AppContext,
+    kinds: tuple[str, ...],
+    project: str | None,
+    all_projects: bool,
+    status: str | None,
+    provenance: str | None,
+    tags: tuple[str, ...],
+    since: str | None,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """List decisions, learnings, breadcrumbs and session summaries, newest first (or the KINDS named:
+    decision, learning, breadcrumb, session_summary, session, message)."""
+    if all_projects and project:
+        raise click.UsageError("--project and --all-projects do not combine; use one")
+    page = app.memory.list(
+        kinds or None,
+        project="*" if all_projects else project,
+        status=status,
+        provenance=provenance,
+        tags=tags,
+        since=since,
+        limit=limit,
+        cursor=cursor,
+    )
+    if as_json:
+        emit_json(page.to_dict())
+        return
+    if not page.records:
+        where = scope_name(None if all_projects else app.memory.project(project))
+        click.echo(
+            f"nothing to list in {where}" + ("" if all_projects else " (try --all-projects)"), err=True
+        )
+    for record in page.records:
+        click.echo(_line(record))
+    if page.next_cursor:
+        click.echo(f"more: add --cursor {page.next_cursor}", err=True)
+
+
+def _line(record: Record) -> str:
+    data = record.data
+    status = data.get("status")
+    marks = f" [{status}]" if status not in (None, "active") else ""
+    when = str(data.get("started_at") or data.get("timestamp") or data.get("created_at") or "")[:10]
+    text = data.get("title") if record.kind.value == "session" else data.get("content")
+    flat = " ".join(str(text or "").split())
+    if len(flat) > PREVIEW_CHARS:
+        flat = flat[: PREVIEW_CHARS - 1] + "…"
+    return f"{record.ref}{marks}  {record.project}  {when}  {record.provenance}  {flat}"
 
 
 @click.group()
@@ -84,49 +145,49 @@ def decision() -> None:
 
 
 @decision.command()
-@click.argument("decision_id", type=int)
-@click.option("--by", "by_id", type=int, help="The id of the decision that replaces it.")
+@click.argument("decision_ref")
+@click.option("--by", "by_ref", help="The decision that replaces it (id or decision#id).")
 @json_option
 @pass_app
-def supersede(app: AppContext, decision_id: int, by_id: int | None, as_json: bool) -> None:
+def supersede(app: AppContext, decision_ref: str, by_ref: str | None, as_json: bool) -> None:
     """Mark an active decision superseded (optionally by another decision)."""
-    result = app.store.supersede(decision_id, by=by_id)
+    record = app.memory.supersede(decision_ref, by=by_ref)
     if as_json:
-        emit_json(result)
+        emit_json(record.to_dict())
     else:
-        link = f" by {by_id}" if by_id is not None else ""
-        click.echo(f"decision {decision_id} superseded{link}")
+        successor = record.data.get("superseded_by")
+        click.echo(f"{record.ref} superseded" + (f" by decision#{successor}" if successor else ""))
 
 
 @decision.command()
-@click.argument("decision_id", type=int)
+@click.argument("decision_ref")
 @json_option
 @pass_app
-def revert(app: AppContext, decision_id: int, as_json: bool) -> None:
+def revert(app: AppContext, decision_ref: str, as_json: bool) -> None:
     """Mark an active decision reverted (undone, nothing replaces it)."""
-    result = app.store.revert(decision_id)
+    record = app.memory.revert(decision_ref)
     if as_json:
-        emit_json(result)
+        emit_json(record.to_dict())
     else:
-        click.echo(f"decision {decision_id} reverted")
+        click.echo(f"{record.ref} reverted")
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(_ADDABLE, case_sensitive=False))
-@click.argument("row_id", type=int)
+@click.argument("ref")
+@click.argument("row_id", required=False)
 @json_option
 @pass_app
-def forget(app: AppContext, kind: str, row_id: int, as_json: bool) -> None:
-    """Delete a decision, learning or breadcrumb for good."""
-    from recall.models import RecordKind
-
-    found = app.store.forget(RecordKind(kind.lower()), row_id)
+def forget(app: AppContext, ref: str, row_id: str | None, as_json: bool) -> None:
+    """Delete a decision, learning or breadcrumb for good: `recall forget decision#3`."""
+    done = app.memory.forget(row_id, ref) if row_id is not None else app.memory.forget(ref)
     if as_json:
-        emit_json({"kind": kind, "id": row_id, "deleted": found})
-    elif found:
-        click.echo(f"{kind} {row_id} deleted")
+        emit_json(done.to_dict())
+    elif done.found:
+        click.echo(f"{done.ref} deleted")
     else:
-        raise click.ClickException(f"no {kind} with id {row_id}")
+        raise click.ClickException(
+            f"no {done.ref.kind.value} with id {done.ref.id}; `recall list` shows the ids"
+        )
 
 
-COMMANDS = [add, show, decision, forget]
+COMMANDS = [add, show, list_, decision, forget]

@@ -13,10 +13,10 @@ from recall.cli.context import emit_json, json_option
 @json_option
 def scrub(as_json: bool) -> None:
     """Read text on stdin, write it scrubbed to stdout (secrets → [REDACTED:kind])."""
-    from recall.scrub import scrub as scrub_text
+    from recall.memory import Memory
 
     data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    result = scrub_text(data)
+    result = Memory.scrub(data)
     if as_json:
         emit_json({"text": result.text, "kinds": list(result.kinds)})
     else:

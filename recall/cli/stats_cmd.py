@@ -1,37 +1,78 @@
-"""`recall stats`: what the store holds, per kind and project."""
+"""`recall stats`: what the store holds, per kind and project, and what has a vector."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from recall.cli.context import AppContext, emit_json, json_option, pass_app
+from recall.results import Stats
 
 
 @click.command()
 @json_option
 @pass_app
 def stats(app: AppContext, as_json: bool) -> None:
-    """Counts per kind and project, the database path and size, and its schema version."""
-    data = app.store.stats()
+    """Counts per kind and project, the database file, the keyword index and embeddings."""
+    data = app.memory.stats()
     if as_json:
-        emit_json(data)
+        emit_json(data.to_dict())
         return
-    click.echo(f"database: {data['database']} ({data['size_bytes'] / 1_048_576:.1f} MiB)")
-    click.echo(f"schema:   version {data['schema_version']} (latest {data['schema_latest']})")
-    click.echo("counts:   " + ", ".join(f"{kind} {count:,}" for kind, count in data["counts"].items()))
-    if data["decisions_by_status"]:
-        click.echo(
-            "decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(data["decisions_by_status"].items()))
+    for heading, lines in _sections(data):
+        click.echo(heading)
+        for line in lines:
+            click.echo(f"  {line}")
+
+
+def _sections(data: Stats) -> list[tuple[str, list[str]]]:
+    counts = [f"{kind}: {count:,}" for kind, count in data.counts.items()]
+    if data.decisions_by_status:
+        counts.append(
+            "decisions by status: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(data.decisions_by_status.items()))
         )
-    vectors = data.get("embeddings", {})
-    if vectors.get("model"):
-        click.echo(f"embeddings ({vectors['model']}):")
-        for kind, done in vectors["embedded"].items():
-            click.echo(f"  {kind}: {done:,} embedded, {vectors['pending'].get(kind, 0):,} pending")
-    elif vectors.get("error"):
-        click.echo(f"embeddings: unavailable ({vectors['error']})")
-    for project, counts in data["projects"].items():
-        click.echo(f"  {project}: " + ", ".join(f"{kind} {count:,}" for kind, count in counts.items()))
+    if data.breadcrumbs_expired:
+        counts.append(f"expired breadcrumbs (out of search, still stored): {data.breadcrumbs_expired:,}")
+    index = data.keyword_index
+    keyword = (
+        [f"complete: {index['indexed']:,} rows"]
+        if index["complete"]
+        else [f"INCOMPLETE: {index['indexed']:,} of {index['rows']:,} rows indexed; run `recall doctor`"]
+    )
+    projects = [
+        f"{project}: " + ", ".join(f"{kind} {count:,}" for kind, count in counts_.items())
+        for project, counts_ in data.projects.items()
+    ]
+    return [
+        (
+            "Database",
+            [
+                data.database,
+                f"{data.size_bytes / 1_048_576:.1f} MiB, schema {data.schema_version} of {data.schema_latest}",
+            ],
+        ),
+        ("Stored", counts),
+        ("Keyword index", keyword),
+        ("Embeddings", _embedding_lines(data.embeddings)),
+        ("Projects", projects or ["none yet"]),
+    ]
+
+
+def _embedding_lines(vectors: dict[str, Any]) -> list[str]:
+    if not vectors.get("model"):
+        return [f"unavailable: {vectors.get('error')}; keyword search still works"]
+    lines = [f"model: {vectors['model']}"]
+    for kind, done in vectors["embedded"].items():
+        pending = vectors["pending"].get(kind, 0)
+        lines.append(
+            f"{kind}: {done:,} embedded" + (f", {pending:,} pending (`recall embed`)" if pending else "")
+        )
+    skipped = vectors.get("not_embedded") or {}
+    if skipped:
+        why = ", ".join(f"{reason} {count:,}" for reason, count in skipped.items())
+        lines.append(f"messages never embedded, by design (keyword search finds them): {why}")
+    return lines
 
 
 COMMANDS = [stats]

@@ -25,11 +25,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, RecordKind
+from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
 
 if TYPE_CHECKING:
+    from recall.results import Hit
     from recall.search.embedder import Embedder
-    from recall.search.keyword import Hit
     from recall.store import Store
 
 Mode = Literal["keyword", "semantic", "hybrid"]
@@ -65,14 +65,17 @@ def search(
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
     if not 0.0 <= min_score <= 1.0:
         raise InvalidInput("min_score must lie between 0 and 1")
+    from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
+
     if mode == "keyword":
-        return store.search(query, project=project, table=table, bias=bias, limit=limit)
+        with store.reading() as conn:
+            return keyword_search(conn, query, project=project, table=table, bias=bias, limit=limit)
     if not query.strip() or limit <= 0:
         return []
-    from recall.search.keyword import keyword_candidates, materialise, rank
     from recall.search.semantic import semantic_candidates
 
-    embedder = embedder or store.embedder
+    if embedder is None:
+        raise InvalidInput(f"{mode} search needs an embedding model; use keyword mode without one")
     weight = KEYWORD_WEIGHT if keyword_weight is None else keyword_weight
     depth = max(CANDIDATE_DEPTH, limit)
     with store.reading() as conn:
@@ -83,9 +86,9 @@ def search(
         if mode == "hybrid":
             keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth)
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
-            missing = [(rowid % 8, rowid // 8) for rowid in lexical if rowid not in cosines]
+            missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
-                cosines[row_id * 8 + code] = cosine
+                cosines[index_rowid(code, row_id)] = cosine
             fused = fuse(lexical, cosines, weight)
             fused = lift_by_session(
                 fused, sessions_of(conn, fused), SESSION_WEIGHT if session_weight is None else session_weight
@@ -97,12 +100,14 @@ def search(
         rowid: n for n, rowid in enumerate(sorted(keyword, key=keyword.__getitem__, reverse=True), 1)
     }
     for hit in hits:
-        rowid = hit.id * 8 + KIND_CODES[RecordKind(hit.kind)]
+        rowid = index_rowid(KIND_CODES[RecordKind(hit.kind)], hit.id)
         hit.cosine = cosines.get(rowid)
         hit.keyword_score = keyword.get(rowid)
         hit.keyword_rank = keyword_order.get(rowid)
     ranked = rank(hits, bias=bias, limit=len(hits), cap=BIAS_CAP)
-    return [hit for hit in ranked if hit.score >= min_score][:limit]
+    # A score of 0 is the weakest candidate on both sides, or a vector pointing away from the query:
+    # it is not a match, and listing it would only pad the results.
+    return [hit for hit in ranked if hit.score > 0 and hit.score >= min_score][:limit]
 
 
 def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) -> dict[int, float]:
@@ -122,13 +127,13 @@ def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) ->
 
 def sessions_of(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, int]:
     """Index rowid of a message → its session id (other kinds have none)."""
-    ids = [rowid // 8 for rowid in rowids if rowid % 8 == _MESSAGE_CODE]
+    ids = _message_ids(rowids)
     if not ids:
         return {}
     rows = conn.execute(
         f"SELECT id, session_id FROM messages WHERE id IN ({', '.join('?' for _ in ids)})", ids
     )
-    return {row_id * 8 + _MESSAGE_CODE: session for row_id, session in rows}
+    return {index_rowid(_MESSAGE_CODE, row_id): session for row_id, session in rows}
 
 
 def lift_by_session(fused: dict[int, float], sessions: dict[int, int], weight: float) -> dict[int, float]:
@@ -151,7 +156,7 @@ def lift_by_session(fused: dict[int, float], sessions: dict[int, int], weight: f
 
 def following_turns(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, list[int]]:
     """Index rowid of a message → rowids of the next ``CARRY_TURNS`` text turns of its session."""
-    ids = [rowid // 8 for rowid in rowids if rowid % 8 == _MESSAGE_CODE]
+    ids = _message_ids(rowids)
     if not ids:
         return {}
     rows = conn.execute(
@@ -166,7 +171,7 @@ def following_turns(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int
     ).fetchall()
     out: dict[int, list[int]] = {}
     for source, target in rows:
-        out.setdefault(source * 8 + _MESSAGE_CODE, []).append(target * 8 + _MESSAGE_CODE)
+        out.setdefault(index_rowid(_MESSAGE_CODE, source), []).append(index_rowid(_MESSAGE_CODE, target))
     return out
 
 
@@ -186,6 +191,10 @@ def carry_forward(
             if inherited > out.get(target, 0.0):
                 out[target] = inherited
     return out
+
+
+def _message_ids(rowids: Iterable[int]) -> list[int]:
+    return [row_id for code, row_id in map(split_rowid, rowids) if code == _MESSAGE_CODE]
 
 
 def _stretch(values: dict[Any, float]) -> dict[Any, float]:

@@ -9,12 +9,13 @@ rank lower, and a ``bias`` kind gets a soft boost.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from recall.models import KIND_BY_CODE, TABLE_NAMES, RecordKind
+from recall.models import KIND_BY_CODE, TABLE_NAMES, RecordKind, split_rowid
+from recall.results import Hit
 from recall.search.fts_query import build_match, scope_filter
 from recall.store.writer import to_db_time, utc_now
 
@@ -25,34 +26,13 @@ INACTIVE_DECISION_FACTOR = 0.5
 PREVIEW_CHARS = 240
 
 _COLUMNS: dict[RecordKind, str] = {
-    RecordKind.DECISION: "id, project, created_at, provenance, content, detail, importance, status",
+    RecordKind.DECISION: "id, project, created_at, provenance, content, detail, importance, status, tags",
     RecordKind.LEARNING: "id, project, created_at, provenance, content, detail, importance, tags",
-    RecordKind.BREADCRUMB: "id, project, created_at, provenance, content, detail, importance, valid_until",
+    RecordKind.BREADCRUMB: "id, project, created_at, provenance, content, detail, importance, valid_until, tags",
     RecordKind.SESSION_SUMMARY: "id, project, created_at, provenance, content, title, importance, session_id",
     RecordKind.MESSAGE: "id, project, coalesce(timestamp, created_at) AS created_at, provenance, content, "
     "role, origin, session_id, tool_name",
 }
-
-
-@dataclass(slots=True)
-class Hit:
-    """One search result; ``score`` orders results (0-1 in semantic and hybrid modes), ``extra`` is per kind."""
-
-    kind: str
-    id: int
-    project: str
-    created_at: str
-    provenance: str
-    preview: str
-    content: str
-    score: float
-    keyword_rank: int | None = None
-    keyword_score: float | None = None  # raw bm25 relevance (higher is better), when keyword search found it
-    cosine: float | None = None  # similarity to the query, when semantic search found it
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def keyword_search(
@@ -84,7 +64,7 @@ def keyword_search(
 def keyword_candidates(
     conn: sqlite3.Connection, query: str, *, project: str | None, table: RecordKind | None, depth: int
 ) -> dict[int, float]:
-    """Index rowid (``id * 8 + kind code``) → bm25 relevance (higher is better) for the best ``depth``."""
+    """Index rowid (``index_rowid``) → bm25 relevance (higher is better) for the best ``depth``."""
     match = build_match(query)
     if match is None:
         return {}
@@ -124,9 +104,10 @@ def _ranked_rowids(
 def materialise(conn: sqlite3.Connection, scored: dict[int, float]) -> list[Hit]:
     by_kind: dict[RecordKind, dict[int, float]] = {}
     for rowid, score in scored.items():
-        kind = KIND_BY_CODE.get(rowid % 8)
+        code, row_id = split_rowid(rowid)
+        kind = KIND_BY_CODE.get(code)
         if kind is not None:
-            by_kind.setdefault(kind, {})[rowid // 8] = score
+            by_kind.setdefault(kind, {})[row_id] = score
     now = to_db_time(utc_now())
     hits: list[Hit] = []
     for kind, ids in by_kind.items():
@@ -148,6 +129,8 @@ def _fetch(conn: sqlite3.Connection, kind: RecordKind, ids: Iterable[int]) -> li
 
 def _hit(kind: RecordKind, data: dict[str, Any], score: float) -> Hit:
     content = data.pop("content")
+    if isinstance(data.get("tags"), str):
+        data["tags"] = json.loads(data["tags"])
     base = {key: data.pop(key) for key in ("id", "project", "created_at", "provenance")}
     return Hit(
         kind=kind.value,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall.models import KIND_BY_CODE, KIND_CODES, RecordKind
+from recall.models import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid
 
 if TYPE_CHECKING:
     from recall.search.embedder import Embedder
@@ -191,6 +191,34 @@ def _text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=8).hexdigest()
 
 
+def embedding_stats(store: Store, embedder: Embedder) -> dict[str, Any]:
+    """Embedded and pending counts per kind for the current model (the model file is not loaded)."""
+    from recall.errors import ModelUnavailable
+
+    try:
+        key = model_key(store, embedder)
+    except ModelUnavailable as exc:
+        return {"model": None, "error": str(exc)}
+    return {
+        "model": embedder.model_id,
+        "model_hash": embedder.model_hash,
+        "embedded": count_embedded(store, key),
+        "pending": count_pending(store, key),
+        "not_embedded": count_not_embedded(store),
+    }
+
+
+def count_not_embedded(store: Store) -> dict[str, int]:
+    """Messages that never get a vector, by why: keyword search covers them (see the module docstring)."""
+    origins = ", ".join(f"'{o}'" for o in EMBED_ORIGINS)
+    sql = f"""SELECT CASE WHEN kind IN ('tool_call', 'tool_result') THEN 'tool calls and their output'
+                          WHEN kind = 'thinking' THEN 'model thinking'
+                          ELSE 'text the host injected' END AS why, count(*)
+              FROM messages WHERE NOT (kind = 'text' AND origin IN ({origins})) GROUP BY why"""
+    with store.reading() as conn:
+        return dict(conn.execute(sql).fetchall())
+
+
 def drop_vectors(store: Store) -> int:
     """Forget every stored vector (all models), before a rebuild."""
     with store.transaction() as writer:
@@ -242,9 +270,9 @@ def semantic_candidates(
     table: RecordKind | None,
     depth: int,
 ) -> tuple[dict[int, float], Any, VectorIndex]:
-    """FTS-style rowid (id * 8 + code) → cosine for the nearest rows, plus the query vector and index."""
+    """Search index rowid (``index_rowid``) → cosine for the nearest rows, plus the query vector and index."""
     index = vector_index(store, embedder)
     vector = embedder.embed_query(query)
     kinds = [KIND_CODES[table]] if table else None
     found = index.search(vector, k=depth, project=project, kinds=kinds)
-    return {row_id * 8 + code: cosine for code, row_id, cosine in found}, vector, index
+    return {index_rowid(code, row_id): cosine for code, row_id, cosine in found}, vector, index

@@ -1,20 +1,22 @@
 """The store: the only module that writes to the database.
 
-``Store`` is a façade over one SQLite connection. Typed records are added, read, corrected,
-forgotten and moved through the decision lifecycle here; transcripts arrive through
-``import_transcript`` (recall.store.transcripts). All writes run in ``BEGIN IMMEDIATE``
-transactions through ``Writer``, which scrubs every text and stamps provenance.
+``Store`` is a façade over one SQLite connection: persistence and nothing else. Typed records are
+added, read, corrected, forgotten and moved through the decision lifecycle here; transcripts arrive
+through ``import_transcripts`` (recall.store.transcripts). All writes run in ``BEGIN IMMEDIATE``
+transactions through ``Writer``, which scrubs every text and stamps provenance. Searching and
+embedding live above the store (recall.search, recall.memory), which never imports them, so the
+store stays usable without numpy, onnxruntime or a model.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -36,26 +38,18 @@ from recall.store.writer import Writer, to_db_time, utc_now
 if TYPE_CHECKING:
     from sqlmodel import SQLModel
 
-    from recall.search.embedder import Embedder
-    from recall.search.keyword import Hit
     from recall.store.transcripts import BatchOutcome, SourceStamp
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
 
 __all__ = ["NewRecord", "RecordChanges", "Store"]
 
-log = logging.getLogger(__name__)
-
 
 class Store:
     """One open recall database."""
 
-    def __init__(
-        self, path: str | Path | None = None, *, embedder: Embedder | None = None, embed_on_write: bool = True
-    ) -> None:
+    def __init__(self, path: str | Path | None = None) -> None:
         self.path = default_db_path(path)
-        self._embedder = embedder
-        self.embed_on_write = embed_on_write
         self._conn = connect(self.path)
         self._lock = threading.RLock()
         self._writer = Writer(self._conn)
@@ -72,27 +66,6 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @property
-    def embedder(self) -> Embedder:
-        """The embedder given at open, else the process-wide default (its model loads on first use)."""
-        if self._embedder is None:
-            from recall.search.embedder import get_embedder
-
-            self._embedder = get_embedder()
-        return self._embedder
-
-    def embed_written(self, kind: RecordKind, row_id: int) -> None:
-        """Embed a row just written. The write already committed; a missing model only leaves it pending."""
-        if not self.embed_on_write:
-            return
-        from recall.errors import ModelUnavailable
-        from recall.search.semantic import embed_one
-
-        try:
-            embed_one(self, self.embedder, kind, row_id)
-        except ModelUnavailable as exc:
-            log.warning("%s %s stays pending for embedding: %s", kind.value, row_id, exc)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -129,9 +102,7 @@ class Store:
             raise InvalidInput(f"{new.kind.value} records cannot be added directly")
         values = record_values(new)
         with self.transaction() as writer:
-            row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
-        self.embed_written(new.kind, row_id)
-        return row_id
+            return writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
 
     def get(self, kind: RecordKind, row_id: int) -> dict[str, Any] | None:
         """The row as JSON-ready data, with its kind; ``None`` when there is no such row."""
@@ -155,7 +126,6 @@ class Store:
         with self.transaction() as writer:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
-        self.embed_written(kind, row_id)
         return self.require(kind, row_id)
 
     def forget(self, kind: RecordKind, row_id: int) -> bool:
@@ -223,13 +193,8 @@ class Store:
             ).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def write_summary(
-        self, session_id: int, draft: SummaryDraft, *, importance: int = 5, embed: bool = True
-    ) -> int:
-        """Store (or refresh) the one summary of a session; recall composed it, so it is derived.
-
-        Bulk callers (imports) pass ``embed=False`` and leave the vector to the batched embedder.
-        """
+    def write_summary(self, session_id: int, draft: SummaryDraft, *, importance: int = 5) -> int:
+        """Store (or refresh) the one summary of a session; recall composed it, so it is derived."""
         with self.transaction() as writer:
             session = self._conn.execute(
                 "SELECT project, coalesce(ended_at, started_at) AS happened FROM sessions WHERE id = ?",
@@ -262,8 +227,6 @@ class Store:
             else:
                 summary_id = int(existing[0])
                 writer.update("session_summaries", summary_id, values)
-        if embed:
-            self.embed_written(RecordKind.SESSION_SUMMARY, summary_id)
         return summary_id
 
     def session_messages(self, session_id: int) -> list[dict[str, Any]]:
@@ -277,29 +240,12 @@ class Store:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        *,
-        project: str | None = None,
-        table: RecordKind | None = None,
-        bias: RecordKind | None = None,
-        limit: int = 10,
-    ) -> list[Hit]:
-        """Keyword search (recall.search.keyword); any text is a valid query."""
-        from recall.search.keyword import keyword_search
+    def stats(self) -> dict[str, Any]:
+        """Counts per kind and project and facts about the file (vectors are counted by recall.search)."""
+        from recall.store.stats import collect_stats
 
         with self.reading() as conn:
-            return keyword_search(conn, query, project=project, table=table, bias=bias, limit=limit)
-
-    def stats(self, *, embeddings: bool = True) -> dict[str, Any]:
-        from recall.store.stats import collect_stats, embedding_stats
-
-        with self.reading() as conn:
-            data = collect_stats(conn, self.path)
-        if embeddings:
-            data["embeddings"] = embedding_stats(self)
-        return data
+            return collect_stats(conn, self.path)
 
     # -- decision lifecycle ----------------------------------------------------------------------
 
@@ -337,10 +283,16 @@ def row_to_dict(kind: RecordKind, row: sqlite3.Row) -> dict[str, Any]:
 
 
 def validated_row(model: type[SQLModel], row: sqlite3.Row, kind: str) -> dict[str, Any]:
+    """Check a row against its model and return plain data, every time in the one stored format."""
     data = dict(row)
     for column in JSON_COLUMNS:
         if isinstance(data.get(column), str):
             data[column] = json.loads(data[column])
-    out = model.model_validate(data).model_dump(mode="json")
+    out = model.model_validate(data).model_dump()
+    for key, value in out.items():
+        if isinstance(value, datetime):
+            out[key] = to_db_time(value)
+        elif isinstance(value, Enum):
+            out[key] = value.value
     out["kind"] = kind
     return out

@@ -4,32 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recall.migrations import latest_version
 from recall.models import TABLE_NAMES, RecordKind
 from recall.store.writer import to_db_time, utc_now
-
-if TYPE_CHECKING:
-    from recall.store import Store
-
-
-def embedding_stats(store: Store) -> dict[str, Any]:
-    """Embedded and pending counts per kind for the current model (the model file is not loaded)."""
-    from recall.errors import ModelUnavailable
-    from recall.search.semantic import count_embedded, count_pending, model_key
-
-    try:
-        embedder = store.embedder
-        key = model_key(store, embedder)
-    except ModelUnavailable as exc:
-        return {"model": None, "error": str(exc)}
-    return {
-        "model": embedder.model_id,
-        "model_hash": embedder.model_hash,
-        "embedded": count_embedded(store, key),
-        "pending": count_pending(store, key),
-    }
 
 
 def collect_stats(conn: sqlite3.Connection, path: Path) -> dict[str, Any]:

@@ -1,0 +1,508 @@
+"""recall's MCP tools: each a small function over the library API (``recall.Memory``).
+
+A tool reads its ``Memory`` from the server (``ctx``), calls one API method and returns the result
+as structured content (its model in recall.mcp_server.models) plus readable text. ``kind`` is the
+word for what a row is; the Recall tool shape's own words keep working (``type`` in memory_add,
+``table`` in memory_get and memory_search, and its kind names such as ``decisions`` or ``loa``).
+An id is a number with a kind, or a ``kind#id`` ref on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from recall.errors import InvalidInput, NotFound, RecallError
+from recall.mcp_server import models as out
+from recall.mcp_server.render import missing, record_text, records_text, search_text, stats_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from recall.brief import BriefItem
+    from recall.memory import Memory
+    from recall.results import Hit, Record
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ADDITIVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+IDEMPOTENT_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+KINDS_TEXT = "decision, learning, breadcrumb, session_summary, message or session"
+ProjectArg = Annotated[
+    str | None,
+    Field(
+        description="Project name. Default: the server's project (RECALL_PROJECT, else its folder); '*' for every project."
+    ),
+]
+KindArg = Annotated[str | None, Field(description=f"The row's kind: {KINDS_TEXT}.")]
+TableArg = Annotated[str | None, Field(description="Same as kind (the Recall tool shape's name for it).")]
+IdArg = Annotated[
+    int | str, Field(description="The row's id (give kind too), or its ref such as 'decision#3'.")
+]
+Limit = Annotated[int, Field(ge=1, le=100)]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    fn: Callable[..., Any]
+    title: str
+    annotations: ToolAnnotations
+
+
+def memory(ctx: Context) -> Memory:
+    """The ``Memory`` of the server answering this call."""
+    return cast("Any", ctx.mcp_server).memory  # type: ignore[no-any-return]
+
+
+def reply(result: BaseModel, text: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=result.model_dump(mode="json")
+    )
+
+
+def one_of(**given: str | None) -> str | None:
+    """The one value given among synonyms (``kind``, ``table``, ``type``); two that differ are refused."""
+    values = {name: value for name, value in given.items() if value is not None}
+    if len(set(values.values())) > 1:
+        raise InvalidInput(f"{' and '.join(values)} name the same thing; give one of them")
+    return next(iter(values.values()), None)
+
+
+@contextmanager
+def errors() -> Iterator[None]:
+    """Core errors reach the agent as tool errors carrying the core's own, actionable message."""
+    try:
+        yield
+    except RecallError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def hit_model(hit: Hit) -> out.SearchHit:
+    extra = {key: value for key, value in hit.extra.items() if key != "detail"}
+    return out.SearchHit(
+        ref=hit.ref,
+        kind=hit.kind,
+        id=hit.id,
+        project=hit.project,
+        created_at=str(hit.created_at),
+        provenance=hit.provenance,
+        score=round(hit.score, 4),
+        preview=hit.preview,
+        keyword_rank=hit.keyword_rank,
+        cosine=None if hit.cosine is None else round(hit.cosine, 4),
+        extra=extra,
+    )
+
+
+def record_model(record: Record | None) -> out.Record | None:
+    return None if record is None else out.Record.model_validate(record.to_dict())
+
+
+def entries(items: tuple[BriefItem, ...]) -> list[out.BriefEntry]:
+    return [out.BriefEntry.model_validate(item) for item in items]
+
+
+# -- finding ------------------------------------------------------------------------------------
+
+
+def memory_search(
+    ctx: Context,
+    query: Annotated[str, Field(description="Words to find; any text is safe.")],
+    project: ProjectArg = None,
+    kind: Annotated[str | None, Field(description="Only this kind of record.")] = None,
+    table: TableArg = None,
+    bias_type: Annotated[str | None, Field(description="Prefer this kind without excluding others.")] = None,
+    limit: Limit = 10,
+) -> Annotated[CallToolResult, out.SearchResult]:
+    """Find stored memory by keywords: decisions, learnings, breadcrumbs, session summaries and past \
+messages. Use it when you know words the memory would contain (a file or function name, an error \
+message, a library). Deliberate syntax works too: AND, OR, NOT, prefix*, "exact phrase". With no \
+keyword hit and no kind filter it retries as a meaning search. For questions in your own words use \
+memory_hybrid_search; to brief a subagent use context_for_agent; at session start use memory_recall."""
+    with errors():
+        found = memory(ctx).search(
+            query, mode="keyword", project=project, kind=one_of(kind=kind, table=table), bias=bias_type,
+            limit=limit, retry_as_hybrid=True,
+        )  # fmt: skip
+    result = out.SearchResult(
+        query=query,
+        project=found.project,
+        mode=found.mode,
+        retried_as_hybrid=found.retried_as_hybrid,
+        results=[hit_model(hit) for hit in found.hits],
+    )
+    return reply(result, search_text(result))
+
+
+def memory_hybrid_search(
+    ctx: Context,
+    query: Annotated[str, Field(description="A question or description in plain words.")],
+    project: ProjectArg = None,
+    limit: Limit = 10,
+    min_score: Annotated[float, Field(ge=0, le=1, description="Drop results scoring below this.")] = 0,
+) -> Annotated[CallToolResult, out.SearchResult]:
+    """Find memory by meaning and keywords together. Scores run from 0 to 1 relative to this \
+query's best matches (1: the best keyword and the best meaning match); each hit's cosine is its \
+absolute similarity. Use it for questions in your own words ("how do we handle retries?") or when \
+memory_search finds nothing. Raise min_score (e.g. 0.5) to keep only the stronger matches. For exact \
+terms and kind filters use memory_search."""
+    with errors():
+        found = memory(ctx).search(query, mode="hybrid", project=project, limit=limit, min_score=min_score)
+    result = out.SearchResult(
+        query=query,
+        project=found.project,
+        mode="hybrid",
+        retried_as_hybrid=False,
+        results=[hit_model(hit) for hit in found.hits],
+    )
+    return reply(result, search_text(result))
+
+
+def memory_recall(
+    ctx: Context,
+    project: ProjectArg = None,
+    limit: Annotated[int, Field(ge=1, le=50, description="Records per group.")] = 5,
+) -> Annotated[CallToolResult, out.Recalled]:
+    """Catch up at the start of a session: recent session summaries, active decisions, live \
+breadcrumbs (where work was left) and high-importance learnings of this project, each group newest \
+first. Call it once before starting work. For something specific use memory_search; to brief a \
+subagent use context_for_agent."""
+    with errors():
+        recent = memory(ctx).catch_up(project, limit=limit)
+    result = out.Recalled(
+        project=recent.project,
+        session_summaries=entries(recent.session_summaries),
+        decisions=entries(recent.decisions),
+        breadcrumbs=entries(recent.breadcrumbs),
+        learnings=entries(recent.learnings),
+    )
+    return reply(result, recent.text)
+
+
+def context_for_agent(
+    ctx: Context,
+    agent_task: Annotated[str, Field(description="The task the subagent will do, in plain words.")],
+    project: ProjectArg = None,
+    max_tokens: Annotated[int, Field(ge=100, le=20_000, description="Budget for the brief.")] = 1500,
+) -> Annotated[CallToolResult, out.AgentContext]:
+    """Build the memory brief to paste into a subagent's prompt before you spawn it: the \
+decisions in force, breadcrumbs, learnings and past-session excerpts that bear on the task, best \
+first, within max_tokens, and a line saying whether memory looks sufficient for the task. Text that \
+did not come from the user is quoted as data, not instructions. Paste the returned text as it is. \
+For your own look-ups use memory_search or memory_hybrid_search."""
+    with errors():
+        brief = memory(ctx).context_for_agent(agent_task, project=project, max_tokens=max_tokens)
+    result = out.AgentContext(
+        task=brief.task,
+        project=brief.project,
+        text=brief.text,
+        tokens=brief.tokens,
+        max_tokens=brief.max_tokens,
+        sufficiency=out.Sufficiency.model_validate(brief.sufficiency),
+        items=entries(brief.items),
+        omitted=brief.omitted,
+    )
+    return reply(result, brief.text)
+
+
+def memory_list(
+    ctx: Context,
+    kind: Annotated[
+        list[str] | str | None,
+        Field(
+            description=f"Only these kinds ({KINDS_TEXT}); default: decisions, learnings, breadcrumbs, summaries."
+        ),
+    ] = None,
+    project: ProjectArg = None,
+    status: Annotated[
+        str | None, Field(description="Decisions: active, superseded, reverted; breadcrumbs: live, expired.")
+    ] = None,
+    provenance: Annotated[
+        str | None, Field(description="verbatim, user_authored, extracted or derived.")
+    ] = None,
+    tags: Annotated[list[str] | None, Field(description="Only rows carrying ALL of these tags.")] = None,
+    since: Annotated[
+        str | None, Field(description="Only rows since a date (2026-11-01) or span back (7d).")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+    cursor: Annotated[str | None, Field(description="next_cursor from the previous page.")] = None,
+) -> Annotated[CallToolResult, out.Listed]:
+    """List stored rows newest first, with filters that all apply at once, a page at a time: what \
+was decided this week, the extracted records, every breadcrumb tagged 'auth'. To find rows by words \
+use memory_search."""
+    with errors():
+        page = memory(ctx).list(
+            kind, project=project, status=status, provenance=provenance, tags=tags, since=since, limit=limit,
+            cursor=cursor,
+        )  # fmt: skip
+    rows = [record.to_dict() for record in page.records]
+    result = out.Listed(
+        records=[out.Record.model_validate(row) for row in rows], next_cursor=page.next_cursor
+    )
+    return reply(result, records_text(rows, page.next_cursor))
+
+
+def memory_get(
+    ctx: Context,
+    id: IdArg,
+    kind: KindArg = None,
+    table: TableArg = None,
+) -> Annotated[CallToolResult, out.RecordResult]:
+    """Read one row in full by its ref (e.g. 'learning#1') or kind and id (ids come from search, \
+memory_recall, memory_list or context_for_agent); search previews are cut, this is not. For a \
+session summary with its session's details use loa_show. Answers found: false when there is no such row."""
+    from recall.kinds import Ref
+
+    with errors():
+        ref = Ref.parse(id, one_of(kind=kind, table=table))
+        record = memory(ctx).find(ref)
+    row = record.to_dict() if record else None
+    result = out.RecordResult(
+        found=record is not None, ref=str(ref), kind=ref.kind.value, id=ref.id, record=record_model(record)
+    )
+    return reply(result, record_text(str(ref), row))
+
+
+def loa_show(
+    ctx: Context,
+    id: Annotated[int | str, Field(description="The session summary's id or ref (session_summary#id).")],
+) -> Annotated[CallToolResult, out.SessionSummaryShown]:
+    """Read one session summary in full (title, first request, files touched, commands run, lines \
+stating decisions or learnings) with its session's details. Ids come from memory_recall or from \
+search results of kind session_summary. Answers found: false when there is no such summary."""
+    from recall.kinds import Kind, Ref
+
+    with errors():
+        ref = Ref.parse(id, Kind.SESSION_SUMMARY, (Kind.SESSION_SUMMARY,))
+        summary = memory(ctx).find(ref)
+        session_id = summary.data.get("session_id") if summary else None
+        session = memory(ctx).find(Ref(Kind.SESSION, session_id)) if session_id is not None else None
+    result = out.SessionSummaryShown(
+        found=summary is not None,
+        ref=str(ref),
+        id=ref.id,
+        summary=record_model(summary),
+        session=record_model(session),
+    )
+    return reply(result, record_text(str(ref), summary.to_dict() if summary else None))
+
+
+def memory_stats(ctx: Context) -> Annotated[CallToolResult, out.Stats]:
+    """What the memory holds: counts per kind and project, the database path and size, the \
+embedding model with embedded and pending rows, and whether the keyword index is complete. Use it \
+to diagnose empty or odd search results; to find records use memory_search."""
+    with errors():
+        data = memory(ctx).stats()
+    result = out.Stats.model_validate(data.to_dict())
+    return reply(result, stats_text(result))
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def memory_add(
+    ctx: Context,
+    content: Annotated[
+        str, Field(description="The decision, learning or state of work, in one or two sentences.")
+    ],
+    kind: Annotated[str | None, Field(description="decision, learning or breadcrumb.")] = None,
+    type: Annotated[
+        str | None, Field(description="Same as kind (the Recall tool shape's name for it).")
+    ] = None,
+    detail: Annotated[str | None, Field(description="Why (for decisions), or background.")] = None,
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+    tags: Annotated[list[str] | None, Field(description="Short topic words, e.g. ['sqlite', 'ci'].")] = None,
+    confidence: Annotated[
+        Literal["high", "medium", "low"] | None, Field(description="Decisions and learnings only.")
+    ] = None,
+    importance: Annotated[int, Field(ge=1, le=10, description="10 = must not be forgotten.")] = 5,
+    valid_until: Annotated[
+        str | None,
+        Field(
+            description="Breadcrumbs only: when it expires, e.g. 2026-12-31, 2026-12-31T18:00, 8h, 3d, 1w."
+        ),
+    ] = None,
+) -> Annotated[CallToolResult, out.Added]:
+    """Remember something for later sessions: a decision (what was settled; put the why in detail), \
+a learning (a gotcha, fix or fact that will matter again) or a breadcrumb (where work was left; set \
+valid_until so it expires). Returns the new ref. Search first so you do not store a duplicate; to \
+correct a record use memory_update, to replace a decision add the new one and supersede the old one \
+with decision_update."""
+    with errors():
+        chosen = one_of(kind=kind, type=type)
+        if chosen is None:
+            raise InvalidInput("say what to remember: kind is decision, learning or breadcrumb")
+        record = memory(ctx).add(
+            chosen, content, project=project, detail=detail, tags=tags, confidence=confidence,
+            importance=importance, valid_until=valid_until,
+        )  # fmt: skip
+    result = out.Added(ref=str(record.ref), kind=record.kind.value, id=record.id, record=record_model(record))  # type: ignore[arg-type]
+    return reply(result, f"stored {record.ref} in project {record.project}")
+
+
+def memory_update(
+    ctx: Context,
+    id: IdArg,
+    kind: KindArg = None,
+    table: TableArg = None,
+    content: Annotated[str | None, Field(description="New text.")] = None,
+    detail: Annotated[str | None, Field(description="New detail; an empty string clears it.")] = None,
+    tags: Annotated[list[str] | None, Field(description="Replaces all tags.")] = None,
+    importance: Annotated[int | None, Field(ge=1, le=10)] = None,
+    valid_until: Annotated[
+        str | None, Field(description="Breadcrumbs only: new expiry (ISO or 8h, 3d).")
+    ] = None,
+) -> Annotated[CallToolResult, out.RecordResult]:
+    """Correct a decision, learning or breadcrumb in place: only the fields you pass change; \
+created_at is kept, updated_at refreshed, and the record is re-indexed. Use it to fix wording, tags \
+or importance, or to extend a breadcrumb. When a decision is replaced by a new one, add the new one \
+and use decision_update so the history stays. Answers found: false when there is no such record."""
+    from recall.kinds import TYPED, Ref
+
+    with errors():
+        ref = Ref.parse(id, one_of(kind=kind, table=table), TYPED)
+        try:
+            record: Record | None = memory(ctx).update(
+                ref, content=content, detail=detail, tags=tags, importance=importance, valid_until=valid_until
+            )
+        except NotFound:
+            record = None
+    result = out.RecordResult(
+        found=record is not None, ref=str(ref), kind=ref.kind.value, id=ref.id, record=record_model(record)
+    )
+    return reply(result, f"{ref} corrected" if record else missing(str(ref)))
+
+
+def memory_forget(
+    ctx: Context,
+    id: IdArg,
+    kind: Annotated[str | None, Field(description="decision, learning or breadcrumb.")] = None,
+    table: TableArg = None,
+) -> Annotated[CallToolResult, out.Forgotten]:
+    """Delete one decision, learning or breadcrumb for good (no undo). Use it for wrong or \
+unwanted records; a decision that was replaced should be superseded with decision_update instead, \
+so its history stays. Answers found: false when there is no such record."""
+    with errors():
+        done = memory(ctx).forget(id, one_of(kind=kind, table=table))
+    result = out.Forgotten(found=done.found, ref=str(done.ref), kind=done.ref.kind.value, id=done.ref.id)
+    return reply(result, f"{done.ref} deleted" if done.found else missing(str(done.ref)))
+
+
+def memory_forget_many(
+    ctx: Context,
+    tags: Annotated[list[str] | None, Field(description="Records carrying any of these tags.")] = None,
+    older_than_days: Annotated[float | None, Field(ge=0, description="Records created before this.")] = None,
+    project: Annotated[
+        str | None, Field(description="Only this project; '*' or nothing: every project.")
+    ] = None,
+) -> Annotated[CallToolResult, out.ForgottenMany]:
+    """Delete every decision, learning and breadcrumb that matches ALL the filters given (tags \
+matches any listed tag). Refuses a call without any filter. No undo: for single records use memory_forget."""
+    with errors():
+        deleted = memory(ctx).forget_many(tags=tags, older_than_days=older_than_days, project=project)
+    result = out.ForgottenMany(deleted=deleted, total=sum(deleted.values()))
+    counts = ", ".join(f"{kind} {count}" for kind, count in deleted.items())
+    return reply(result, f"deleted {result.total} records ({counts})")
+
+
+def decision_update(
+    ctx: Context,
+    id: Annotated[int | str, Field(description="The decision's id or ref (decision#id).")],
+    action: Annotated[
+        Literal["supersede", "revert"],
+        Field(description="supersede: replaced by a newer decision; revert: undone, nothing replaces it."),
+    ],
+    superseded_by: Annotated[
+        int | str | None, Field(description="supersede only: the id or ref of the decision that replaces it.")
+    ] = None,
+) -> Annotated[CallToolResult, out.DecisionChanged]:
+    """Move an active decision through its lifecycle: supersede it (a newer decision replaces it; \
+pass that decision's id in superseded_by) or revert it (undone, nothing replaces it). Only active \
+decisions change. The decision stays stored and searchable but ranks lower and leaves the \
+session-start brief. To fix a decision's wording use memory_update. Answers found: false when there \
+is no such decision."""
+    from recall.kinds import Kind, Ref
+
+    with errors():
+        ref = Ref.parse(id, Kind.DECISION, (Kind.DECISION,))
+        if action == "revert" and superseded_by is not None:
+            raise InvalidInput(
+                "superseded_by goes with action=supersede; a reverted decision has no successor"
+            )
+        api = memory(ctx)
+        if api.find(ref) is None:
+            record = None
+        elif action == "supersede":
+            record = api.supersede(ref, by=superseded_by)
+        else:
+            record = api.revert(ref)
+    result = out.DecisionChanged(
+        found=record is not None, ref=str(ref), id=ref.id, action=action, record=record_model(record)
+    )
+    done = {"supersede": "superseded", "revert": "reverted"}[action]
+    return reply(result, f"{ref} {done}" if record else missing(str(ref)))
+
+
+def memory_dump(
+    ctx: Context,
+    title: Annotated[str, Field(description="A short title for the session.")],
+    project: Annotated[
+        str | None, Field(description="Project name. Default: from the session's folder.")
+    ] = None,
+    session_id: Annotated[
+        str | None, Field(description="The host's session id; reuse it to add to the same session.")
+    ] = None,
+    source: Annotated[
+        Literal["mcp", "claude", "cursor", "codex"],
+        Field(description="mcp: the messages you pass; claude/cursor/codex: read that host's transcript."),
+    ] = "mcp",
+    messages: Annotated[
+        list[out.DumpMessage] | None, Field(description="source=mcp only: the session's messages, in order.")
+    ] = None,
+) -> Annotated[CallToolResult, out.Dumped]:
+    """Store the session that is ending, with a summary, so later sessions can find it. With \
+source=mcp pass the messages ({role, content, timestamp?}); with claude, cursor or codex recall reads \
+that host's own transcript of this project from disk (the newest one, or session_id). Dumping the \
+same session again adds only what is missing. To record one decision or learning use memory_add."""
+    raw = [message.model_dump(exclude_none=True) for message in messages] if messages else None
+    with errors():
+        done = memory(ctx).dump(
+            title=title, source=source, project=project, session_id=session_id, messages=raw
+        )
+    summary_ref = f"session_summary#{done.summary_id}"
+    result = out.Dumped.model_validate({**done.to_dict(), "summary_ref": summary_ref})
+    text = (
+        f"session#{done.session_id} stored in project {done.project}: {done.messages_added} new "
+        f"messages, {summary_ref} (loa_show shows it)"
+    )
+    return reply(result, text)
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(memory_search, "Search memory by keyword", READ_ONLY),
+    ToolSpec(memory_hybrid_search, "Search memory by meaning", READ_ONLY),
+    ToolSpec(memory_recall, "Catch up at session start", READ_ONLY),
+    ToolSpec(context_for_agent, "Brief a subagent", READ_ONLY),
+    ToolSpec(memory_list, "List stored rows", READ_ONLY),
+    ToolSpec(memory_add, "Remember something", ADDITIVE),
+    ToolSpec(memory_get, "Read one row", READ_ONLY),
+    ToolSpec(memory_update, "Correct a record", DESTRUCTIVE),
+    ToolSpec(memory_forget, "Delete one record", DESTRUCTIVE),
+    ToolSpec(memory_forget_many, "Delete records by filter", DESTRUCTIVE),
+    ToolSpec(decision_update, "Supersede or revert a decision", IDEMPOTENT_WRITE),
+    ToolSpec(memory_dump, "Store the ending session", IDEMPOTENT_WRITE),
+    ToolSpec(loa_show, "Read a session summary", READ_ONLY),
+    ToolSpec(memory_stats, "Memory statistics", READ_ONLY),
+)

@@ -1,0 +1,547 @@
+"""``recall.Memory``: the one library API every edge calls (CLI, MCP server, hooks, web view).
+
+A ``Memory`` owns one database and answers in typed results (recall.results). It decides what the
+edges would otherwise each decide for themselves: which project a call is about (the flag, then
+``RECALL_PROJECT``, then the folder; ``"*"`` for every project), how a row is named (``kind#id``,
+recall.kinds), when a written row is embedded, and which search runs. The store underneath is
+persistence alone; searching, embedding, briefs, imports and dumps are composed here.
+
+Opening is lazy: creating a ``Memory`` touches no file and loads no model, so a server or a hook
+that starts and answers nothing costs nothing. The store opens on first use and the embedding model
+loads when a write or a meaning search first needs it::
+
+    from recall import Memory
+
+    with Memory() as memory:
+        memory.add("decision", "Use SQLite with WAL", detail="tests read while one writes")
+        for hit in memory.search("which database?").hits:
+            print(hit.ref, hit.preview)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+from recall.config import default_db_path
+from recall.errors import InvalidInput, ModelUnavailable, NotFound
+from recall.kinds import READABLE, TYPED, Kind, Ref, parse_kind
+from recall.project import ALL_PROJECTS, default_project, pinned_project
+from recall.results import Forgotten, Page, Record, SearchResults, Stats
+
+if TYPE_CHECKING:
+    from adapters.base import HostAdapter
+    from recall.brief import CatchUp, ContextBrief
+    from recall.doctor import Section
+    from recall.dump import DumpResult
+    from recall.ingest import ImportSummary, Progress
+    from recall.scrub import Scrubbed
+    from recall.search.embedder import Embedder
+    from recall.search.hybrid import Mode
+    from recall.search.semantic import EmbedReport
+    from recall.store import Store
+    from recall.watch import OnImport
+
+log = logging.getLogger(__name__)
+
+RefLike = str | int | Ref
+
+
+class Memory:
+    """One recall database, and everything a person or agent does with it."""
+
+    def __init__(
+        self,
+        db: str | Path | None = None,
+        *,
+        project: str | None = None,
+        embedder: Embedder | None = None,
+        embed_on_write: bool = True,
+    ) -> None:
+        """``project`` is the default for calls that name none; ``embed_on_write=False`` leaves new
+        rows pending for ``embed`` (hooks use it: they must not wait for a model)."""
+        self.path = default_db_path(db)
+        self._project = project
+        self._embedder = embedder
+        self.embed_on_write = embed_on_write
+        self._store: Store | None = None
+        self._lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """The open store (opened, and migrated, on first use)."""
+        with self._lock:
+            if self._store is None:
+                from recall.store import Store
+
+                self._store = Store(self.path)
+                log.info("recall store opened: %s", self.path)
+            return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder given at creation, else the process-wide default (its model loads on first use)."""
+        if self._embedder is None:
+            from recall.search.embedder import get_embedder
+
+            self._embedder = get_embedder()
+        return self._embedder
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- projects --------------------------------------------------------------------------------
+
+    def project(self, name: str | None = None) -> str:
+        """The project a call is about: ``name``, else this memory's default, else ``RECALL_PROJECT``,
+        else the current folder's repository."""
+        if name == ALL_PROJECTS:
+            raise InvalidInput("a record belongs to one project: name it, or leave project out")
+        return default_project(name or self._project)
+
+    def scope(self, name: str | None = None) -> str | None:
+        """Like ``project``, but ``"*"`` means every project (None)."""
+        return None if name == ALL_PROJECTS else self.project(name)
+
+    # -- typed records -----------------------------------------------------------------------------
+
+    def add(
+        self,
+        kind: str | Kind,
+        content: str,
+        *,
+        project: str | None = None,
+        detail: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        confidence: str | None = None,
+        importance: int = 5,
+        valid_until: str | datetime | None = None,
+    ) -> Record:
+        """Remember a decision, learning or breadcrumb (provenance user_authored, stamped by the store)."""
+        from recall.store import NewRecord
+        from recall.store.records import normalise_tags, parse_when
+
+        record_kind = parse_kind(kind, TYPED).record
+        assert record_kind is not None
+        new = NewRecord(
+            kind=record_kind,
+            content=content,
+            project=self.project(project),
+            detail=detail,
+            tags=tuple(normalise_tags(tags)),
+            confidence=confidence,
+            importance=importance,
+            valid_until=parse_when(valid_until),
+        )
+        row_id = self.store.add(new)
+        self._embed_written(record_kind.value, row_id)
+        return self.get(Ref(Kind(record_kind.value), row_id))
+
+    def get(self, ref: RefLike, kind: str | Kind | None = None) -> Record:
+        """One row of any kind, in full; NotFound names what to do when there is none."""
+        found = self.find(ref, kind)
+        if found is None:
+            target = Ref.parse(ref, kind) if not isinstance(ref, Ref) else ref
+            raise NotFound(f"no {target.kind.value} with id {target.id}; search or list to find the right id")
+        return found
+
+    def find(self, ref: RefLike, kind: str | Kind | None = None) -> Record | None:
+        """Like ``get``, but None when there is no such row."""
+        from recall.store.views import load_row
+
+        target = _ref(ref, kind, READABLE)
+        try:
+            return Record.from_row(load_row(self.store, target.kind.value, target.id))
+        except NotFound:
+            return None
+
+    def update(
+        self,
+        ref: RefLike,
+        kind: str | Kind | None = None,
+        *,
+        content: str | None = None,
+        detail: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        importance: int | None = None,
+        confidence: str | None = None,
+        valid_until: str | datetime | None = None,
+    ) -> Record:
+        """Correct a decision, learning or breadcrumb in place; only the fields given change."""
+        from recall.store import RecordChanges
+        from recall.store.records import normalise_tags, parse_when
+
+        target = _ref(ref, kind, TYPED)
+        record_kind = target.kind.record
+        assert record_kind is not None
+        changes = RecordChanges(
+            content=content,
+            detail=detail,
+            tags=tuple(normalise_tags(tags)) if tags is not None else None,
+            importance=importance,
+            confidence=confidence,
+            valid_until=parse_when(valid_until),
+        )
+        self.store.update(record_kind, target.id, changes)
+        self._embed_written(record_kind.value, target.id)
+        return self.get(target)
+
+    def forget(self, ref: RefLike, kind: str | Kind | None = None) -> Forgotten:
+        """Delete one decision, learning or breadcrumb for good."""
+        target = _ref(ref, kind, TYPED)
+        record_kind = target.kind.record
+        assert record_kind is not None
+        return Forgotten(target, self.store.forget(record_kind, target.id))
+
+    def forget_many(
+        self,
+        *,
+        tags: Iterable[str] | str | None = None,
+        older_than_days: float | None = None,
+        project: str | None = None,
+    ) -> dict[str, int]:
+        """Delete the typed records matching every filter given (``project="*"``: every project)."""
+        scope = None if project in (None, ALL_PROJECTS) else project
+        return self.store.forget_many(
+            tags=list(tags) if tags is not None and not isinstance(tags, str) else tags,
+            older_than_days=older_than_days,
+            project=scope,
+        )
+
+    def supersede(self, decision: RefLike, by: RefLike | None = None) -> Record:
+        """Mark an active decision superseded, optionally by the decision that replaces it."""
+        target = _ref(decision, Kind.DECISION, (Kind.DECISION,))
+        successor = _ref(by, Kind.DECISION, (Kind.DECISION,)).id if by is not None else None
+        return Record.from_row(self.store.supersede(target.id, by=successor))
+
+    def revert(self, decision: RefLike) -> Record:
+        """Mark an active decision reverted: undone, nothing replaces it."""
+        target = _ref(decision, Kind.DECISION, (Kind.DECISION,))
+        return Record.from_row(self.store.revert(target.id))
+
+    def list(
+        self,
+        kinds: Iterable[str | Kind] | str | Kind | None = None,
+        *,
+        project: str | None = None,
+        status: str | None = None,
+        provenance: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        since: str | datetime | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> Page:
+        """Stored rows newest first, every filter applying at once (several tags must all match)."""
+        from recall.store.listing import DEFAULT_KINDS, ListQuery, list_rows
+        from recall.store.records import normalise_tags, since_time
+
+        wanted = _kinds(kinds) or DEFAULT_KINDS
+        query = ListQuery(
+            kinds=wanted,
+            project=self.scope(project),
+            status=status.strip().lower() if status else None,
+            provenance=_provenance(provenance),
+            tags=tuple(normalise_tags(tags)),
+            since=since if isinstance(since, datetime) else since_time(since),
+            limit=limit,
+            cursor=cursor,
+        )
+        listed = list_rows(self.store, query)
+        records = tuple(found for kind, row_id in listed.rows if (found := self.find(Ref(kind, row_id))))
+        return Page(records, listed.next_cursor)
+
+    # -- finding -----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: Mode = "hybrid",
+        project: str | None = None,
+        kind: str | Kind | None = None,
+        bias: str | Kind | None = None,
+        limit: int = 10,
+        min_score: float = 0.0,
+        retry_as_hybrid: bool = False,
+    ) -> SearchResults:
+        """Keyword, semantic or hybrid search; any text is a valid query.
+
+        With ``retry_as_hybrid`` a keyword search that finds nothing (and has no kind filter) asks
+        again by meaning, when the model is there.
+        """
+        from recall.search.hybrid import search
+
+        scope = self.scope(project)
+        only = _record_kind(kind)
+        prefer = _record_kind(bias)
+        embedder = None if mode == "keyword" else self.embedder
+        hits = search(
+            self.store, _text(query), mode=mode, project=scope, table=only, bias=prefer, limit=limit,
+            min_score=min_score, embedder=embedder,
+        )  # fmt: skip
+        if hits or not retry_as_hybrid or mode != "keyword" or only is not None:
+            return SearchResults(query, mode, scope, tuple(hits))
+        try:
+            hits = search(
+                self.store, _text(query), mode="hybrid", project=scope, limit=limit, embedder=self.embedder
+            )
+        except ModelUnavailable as exc:  # a keyword search must not fail for want of the model
+            log.warning("could not retry by meaning: %s", exc)
+            return SearchResults(query, mode, scope, ())
+        return SearchResults(query, "hybrid", scope, tuple(hits), retried_as_hybrid=True)
+
+    def catch_up(self, project: str | None = None, limit: int = 5) -> CatchUp:
+        """What a session should know first (MCP ``memory_recall``): recent sessions, decisions in
+        force, live breadcrumbs, important learnings."""
+        from recall.brief import catch_up
+
+        return catch_up(self.store, self.scope(project), limit=limit)
+
+    def context_for_agent(
+        self, task: str, *, project: str | None = None, max_tokens: int = 1500
+    ) -> ContextBrief:
+        """The brief a parent agent pastes into a subagent's prompt, within ``max_tokens``."""
+        from recall.brief import context_for_agent
+
+        return context_for_agent(
+            self.store, _text(task), self.scope(project), max_tokens, embedder=self._maybe_embedder()
+        )
+
+    def session_brief(self, project: str | None = None, max_tokens: int = 1200) -> str:
+        """Markdown for the start of a session (SessionStart hooks, `recall context`); empty when the
+        project has nothing in force."""
+        from recall.brief import session_start_brief
+
+        return session_start_brief(self.store, self.project(project), max_tokens=max_tokens)
+
+    def stats(self) -> Stats:
+        from recall.search.semantic import embedding_stats
+
+        data = self.store.stats()
+        data.pop("kinds", None)
+        try:
+            embedder = self.embedder
+        except ModelUnavailable as exc:
+            vectors: dict[str, Any] = {"model": None, "error": str(exc)}
+        else:
+            vectors = embedding_stats(self.store, embedder)
+        return Stats(**data, embeddings=vectors)
+
+    def doctor(self, cwd: Path | None = None) -> Sequence[Section]:
+        """Database, model, agent connections, transcript folders, retention and hook health."""
+        from recall.doctor import diagnose
+
+        return diagnose(self.path, cwd or Path.cwd())
+
+    @staticmethod
+    def scrub(text: str) -> Scrubbed:
+        """What the write path would store for ``text``."""
+        from recall.scrub import scrub
+
+        return scrub(text)
+
+    # -- getting transcripts in ----------------------------------------------------------------------
+
+    def import_transcripts(
+        self,
+        hosts: Sequence[str] | None = None,
+        *,
+        paths: Sequence[Path] | None = None,
+        since: str | datetime | None = None,
+        project: str | None = None,
+        dry_run: bool = False,
+        force: bool = False,
+        tool_text_cap: int | None = None,
+        include_thinking: bool = False,
+        progress: Progress | None = None,
+        embed_budget_seconds: float = 5.0,
+    ) -> ImportSummary:
+        """Import what changed since the last run; ``hosts=None`` reads every host (or, for
+        ``paths``, the host each file belongs to)."""
+        from recall.ingest import run_import
+        from recall.store.records import since_time
+
+        return run_import(
+            self.store,
+            self._adapters(hosts),
+            paths=paths,
+            sniff=not hosts and bool(paths),
+            since=since if isinstance(since, datetime) else since_time(since),
+            project=project,
+            dry_run=dry_run,
+            force=force,
+            options=_read_options(tool_text_cap, include_thinking),
+            progress=progress,
+            embedder=self._maybe_embedder() if embed_budget_seconds > 0 else None,
+            embed_budget_seconds=embed_budget_seconds,
+        )
+
+    def watch(
+        self,
+        hosts: Sequence[str] | None = None,
+        *,
+        paths: Sequence[Path] | None = None,
+        project: str | None = None,
+        tool_text_cap: int | None = None,
+        include_thinking: bool = False,
+        interval: float = 2.0,
+        on_import: OnImport | None = None,
+    ) -> int:
+        """Keep importing as transcripts grow, until interrupted; returns how many imports ran."""
+        from recall.watch import watch
+
+        return watch(
+            self.store,
+            self._adapters(hosts),
+            paths=paths,
+            project=project,
+            options=_read_options(tool_text_cap, include_thinking),
+            interval=interval,
+            on_import=on_import,
+        )
+
+    def dump(
+        self,
+        *,
+        title: str | None = None,
+        source: str = "mcp",
+        project: str | None = None,
+        session_id: str | None = None,
+        path: Path | None = None,
+        messages: Sequence[dict[str, Any]] | None = None,
+        cwd: str | None = None,
+    ) -> DumpResult:
+        """Store the session that just ended (a host's own transcript, or explicit messages) with its summary."""
+        from recall.dump import dump_session
+
+        done = dump_session(
+            self.store,
+            title=title,
+            source=source,
+            # Named or pinned (RECALL_PROJECT), else the session's own folder decides, not ours.
+            project=pinned_project(project or self._project),
+            session_id=session_id,
+            path=path,
+            messages=messages,
+            cwd=cwd,
+        )
+        self._embed_written(Kind.SESSION_SUMMARY.value, done.summary_id)
+        return done
+
+    def embed(
+        self,
+        *,
+        project: str | None = None,
+        rebuild: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EmbedReport:
+        """Embed what has no vector yet (resumable); ``rebuild`` drops every vector first."""
+        from recall.search.semantic import drop_vectors, embed_pending
+
+        if rebuild:
+            drop_vectors(self.store)
+        return embed_pending(self.store, self.embedder, project=project, progress=progress)
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def _embed_written(self, kind: str, row_id: int) -> None:
+        """Embed a row just written; the write already committed, so a missing model only leaves it pending."""
+        if not self.embed_on_write:
+            return
+        from recall.models import RecordKind
+        from recall.search.semantic import embed_one
+
+        try:
+            embed_one(self.store, self.embedder, RecordKind(kind), row_id)
+        except ModelUnavailable as exc:
+            log.warning("%s#%s stays pending for embedding: %s", kind, row_id, exc)
+
+    def _maybe_embedder(self) -> Embedder | None:
+        """The embedder when its model can load; None sends callers to keyword search."""
+        try:
+            return self.embedder
+        except ModelUnavailable as exc:
+            log.warning("searching by keyword only: %s", exc)
+            return None
+
+    @staticmethod
+    def _adapters(hosts: Sequence[str] | None) -> Sequence[HostAdapter]:
+        from adapters import HOSTS
+
+        return [_adapter(name) for name in dict.fromkeys(hosts or HOSTS)]
+
+
+def _ref(ref: RefLike | None, kind: str | Kind | None, allowed: Sequence[Kind]) -> Ref:
+    if ref is None:
+        raise InvalidInput("name the record: kind#id, e.g. decision#3")
+    if isinstance(ref, Ref):
+        return Ref.parse(str(ref), kind, allowed)
+    return Ref.parse(ref, kind, allowed)
+
+
+def _record_kind(kind: str | Kind | None) -> Any:
+    if kind is None:
+        return None
+    from recall.kinds import SEARCHABLE
+
+    return parse_kind(kind, SEARCHABLE).record
+
+
+def _kinds(kinds: Iterable[str | Kind] | str | Kind | None) -> tuple[Kind, ...]:
+    if kinds is None:
+        return ()
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    return tuple(dict.fromkeys(parse_kind(kind) for kind in kinds))
+
+
+def _provenance(value: str | None) -> str | None:
+    from recall.models import Provenance
+
+    if value is None:
+        return None
+    try:
+        return Provenance(value.strip().lower()).value
+    except ValueError:
+        raise InvalidInput(
+            f"unknown provenance {value!r}; use one of: {', '.join(p.value for p in Provenance)}"
+        ) from None
+
+
+def _text(value: str | bytes) -> str:
+    """Queries arrive from shells and JSON: bytes that are not UTF-8 become replacement characters."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
+
+
+def _read_options(tool_text_cap: int | None, include_thinking: bool) -> Any:
+    from adapters.base import DEFAULT_TOOL_TEXT_CAP, ReadOptions
+
+    return ReadOptions(
+        tool_text_cap=tool_text_cap or DEFAULT_TOOL_TEXT_CAP, include_thinking=include_thinking
+    )
+
+
+def _adapter(name: str) -> HostAdapter:
+    from adapters import get_adapter
+
+    try:
+        return get_adapter(name)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
