@@ -121,6 +121,13 @@ class Writer:
             (host, path, size, mtime_ns, to_db_time(utc_now()), sessions, messages),
         )
 
+    def remember_forgotten(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Note forgotten sessions and messages by digest (no text): (digest, session digest, kind)."""
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO forgotten (digest, session_digest, kind, forgotten_at) VALUES (?, ?, ?, ?)",
+            [(*row, to_db_time(utc_now())) for row in rows],
+        )
+
     def register_model(self, model_id: str, model_hash: str, dim: int) -> int:
         """The key under which vectors of exactly this model file are stored."""
         self._conn.execute(
