@@ -13,6 +13,7 @@ searched, and `recall embed --rebuild` re-embeds after a model change.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import logging
 import time
@@ -231,6 +232,26 @@ def snapshot_path(store: Store, key: int) -> Path | None:
     if str(store.path) == ":memory:":
         return None
     return store.path.with_name(f"{store.path.name}.vectors-{key}.npz")
+
+
+def drop_vector_indexes(store: Store) -> int:
+    """Forget every in-memory index of this store and delete every snapshot beside its file.
+
+    After a forget the vectors of the deleted rows must leave memory and disk at once; the next
+    search loads from SQLite and, for a large index, writes a new snapshot (adr/0012, adr/0014).
+    A snapshot another process is writing just now (``.part``) goes too, so it cannot land later.
+    Returns how many snapshot files were removed.
+    """
+    store.cache.pop("vector_indexes", None)
+    if str(store.path) == ":memory:":
+        return 0
+    name = glob.escape(store.path.name)
+    for partial in store.path.parent.glob(f"{name}.vectors-*.npz.*.part"):
+        partial.unlink(missing_ok=True)
+    snapshots = list(store.path.parent.glob(f"{name}.vectors-*.npz"))
+    for snapshot in snapshots:
+        snapshot.unlink(missing_ok=True)
+    return len(snapshots)
 
 
 def semantic_candidates(

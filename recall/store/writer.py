@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.models import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.records import normalise_tags
@@ -127,6 +128,22 @@ class Writer:
             "INSERT OR IGNORE INTO forgotten (digest, session_digest, kind, forgotten_at) VALUES (?, ?, ?, ?)",
             [(*row, to_db_time(utc_now())) for row in rows],
         )
+
+    def erase_index_in_place(self) -> bool:
+        """Have FTS5 take a deleted row's words out of the index pages themselves (SQLite 3.43+).
+
+        Otherwise a delete only adds a tombstone beside the old entry, and the words stay on disk
+        until the segments are merged (``merge_index``). The setting is kept in the index and moves
+        it to FTS5 file format 5, which an older SQLite cannot open (adr/0014).
+        """
+        if sqlite_version(self._conn) < FTS5_SECURE_DELETE:
+            return False
+        self._conn.execute("INSERT INTO search_index (search_index, rank) VALUES ('secure-delete', 1)")
+        return True
+
+    def merge_index(self) -> None:
+        """Merge every index segment into one: deleted entries and their tombstones leave the file."""
+        self._conn.execute("INSERT INTO search_index (search_index) VALUES ('optimize')")
 
     def register_model(self, model_id: str, model_hash: str, dim: int) -> int:
         """The key under which vectors of exactly this model file are stored."""
