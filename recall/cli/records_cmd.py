@@ -1,4 +1,4 @@
-"""`recall add`, `recall show`, `recall decision ...`, `recall forget`: the typed records."""
+"""`recall add`, `recall show`, `recall decision ...`: the typed records (forgetting: erase_cmd)."""
 
 from __future__ import annotations
 
@@ -111,22 +111,4 @@ def revert(app: AppContext, decision_id: int, as_json: bool) -> None:
         click.echo(f"decision {decision_id} reverted")
 
 
-@click.command()
-@click.argument("kind", type=click.Choice(_ADDABLE, case_sensitive=False))
-@click.argument("row_id", type=int)
-@json_option
-@pass_app
-def forget(app: AppContext, kind: str, row_id: int, as_json: bool) -> None:
-    """Delete a decision, learning or breadcrumb for good."""
-    from recall.models import RecordKind
-
-    found = app.store.forget(RecordKind(kind.lower()), row_id)
-    if as_json:
-        emit_json({"kind": kind, "id": row_id, "deleted": found})
-    elif found:
-        click.echo(f"{kind} {row_id} deleted")
-    else:
-        raise click.ClickException(f"no {kind} with id {row_id}")
-
-
-COMMANDS = [add, show, decision, forget]
+COMMANDS = [add, show, decision]

@@ -14,7 +14,6 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -30,14 +29,15 @@ from recall.models import (
     Provenance,
     RecordKind,
 )
-from recall.store.records import NewRecord, RecordChanges, change_values, normalise_tags, record_values
-from recall.store.writer import Writer, to_db_time, utc_now
+from recall.store.records import NewRecord, RecordChanges, change_values, record_values
+from recall.store.writer import Writer
 
 if TYPE_CHECKING:
     from sqlmodel import SQLModel
 
     from recall.search.embedder import Embedder
     from recall.search.keyword import Hit
+    from recall.store.erase import BulkForgetReport, ForgetReport
     from recall.store.transcripts import BatchOutcome, SourceStamp
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
@@ -158,44 +158,24 @@ class Store:
         self.embed_written(kind, row_id)
         return self.require(kind, row_id)
 
-    def forget(self, kind: RecordKind, row_id: int) -> bool:
-        """Hard delete; the FTS entry goes with it (trigger). Returns whether a row existed."""
-        with self.transaction():
-            cursor = self._conn.execute(f"DELETE FROM {TABLE_NAMES[kind]} WHERE id = ?", (row_id,))
-        return cursor.rowcount > 0
+    def forget(self, kind: str, row_id: int) -> ForgetReport:
+        """Delete one row of any kind, with what only it produced, leaving no text on disk (erase)."""
+        from recall.store.erase import forget
+
+        return forget(self, kind, row_id)
 
     def forget_many(
         self,
         *,
-        tags: list[str] | str | None = None,
+        project: str,
+        tags: Iterable[str] | str | None = None,
         older_than_days: float | None = None,
-        project: str | None = None,
-    ) -> dict[str, int]:
-        """Delete typed records matching every filter given; refuses to run with none."""
-        wanted_tags = normalise_tags(tags)
-        if not wanted_tags and older_than_days is None and not project:
-            raise InvalidInput("refusing to forget everything: give tags, older_than_days or project")
-        if older_than_days is not None and older_than_days < 0:
-            raise InvalidInput("older_than_days must be zero or more")
-        clauses: list[str] = []
-        params: list[Any] = []
-        if project:
-            clauses.append("project = ?")
-            params.append(project)
-        if older_than_days is not None:
-            clauses.append("created_at < ?")
-            params.append(to_db_time(utc_now() - timedelta(days=older_than_days)))
-        if wanted_tags:
-            marks = ", ".join("?" for _ in wanted_tags)
-            clauses.append(f"EXISTS (SELECT 1 FROM json_each(tags) WHERE json_each.value IN ({marks}))")
-            params.extend(wanted_tags)
-        where = " AND ".join(clauses)
-        removed: dict[str, int] = {}
-        with self.transaction():
-            for kind in TYPED_KINDS:
-                cursor = self._conn.execute(f"DELETE FROM {TABLE_NAMES[kind]} WHERE {where}", params)
-                removed[kind.value] = cursor.rowcount
-        return removed
+        confirm: int | None = None,
+    ) -> BulkForgetReport:
+        """Delete the typed records matching every filter, only with ``confirm`` (recall.store.erase)."""
+        from recall.store.erase import forget_many
+
+        return forget_many(self, project=project, tags=tags, older_than_days=older_than_days, confirm=confirm)
 
     # -- transcripts ---------------------------------------------------------------------------
 

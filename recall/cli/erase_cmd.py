@@ -1,0 +1,61 @@
+"""`recall forget`: taking text out of the store for good (adr/0014)."""
+
+from __future__ import annotations
+
+import click
+
+from recall.cli.context import AppContext, emit_json, json_option, pass_app, resolve_project_option
+
+
+@click.command()
+@click.argument("target", required=False)
+@click.argument("row_id", required=False, type=int)
+@click.option(
+    "--older-than", type=click.FloatRange(min=1), metavar="DAYS", help="Many records: older than DAYS."
+)
+@click.option(
+    "--tag", "tags", multiple=True, help="Many records: carrying this tag (repeat: all must match)."
+)
+@click.option("--project", help="Many records: this project (default: the current one).")
+@click.option("--all-projects", is_flag=True, help="Many records: every project.")
+@click.option("--confirm", type=int, metavar="N", help="Many records: delete them if exactly N match.")
+@json_option
+@pass_app
+def forget(
+    app: AppContext,
+    target: str | None,
+    row_id: int | None,
+    older_than: float | None,
+    tags: tuple[str, ...],
+    project: str | None,
+    all_projects: bool,
+    confirm: int | None,
+    as_json: bool,
+) -> None:
+    """Forget one row for good: KIND ID or KIND#ID, where KIND is decision, learning, breadcrumb,
+    session_summary, message or session. Or many records: --older-than DAYS and/or --tag, which
+    first only counts them; repeat with --confirm N to delete.
+
+    No copy of the text stays in recall's files, and a forgotten session or message is never
+    imported again. A session takes its messages, summary and subagent sessions with it.
+    """
+    from recall.store.erase import ALL_PROJECTS, forget_many
+
+    many = older_than is not None or tags or project or all_projects or confirm is not None
+    if (target is None) == (not many):
+        raise click.UsageError(
+            "give KIND ID (e.g. decision 3 or decision#3), or --older-than/--tag, not both"
+        )
+    if target is not None:
+        report = app.store.forget(target, row_id)
+        if not report.found and not as_json:
+            raise click.ClickException(report.message)
+    else:
+        if project and all_projects:
+            raise click.UsageError("--project and --all-projects exclude each other")
+        scope = ALL_PROJECTS if all_projects else resolve_project_option(project)
+        report = forget_many(app.store, project=scope, tags=tags, older_than_days=older_than, confirm=confirm)
+    emit_json(report.to_dict()) if as_json else click.echo(report.message)
+
+
+COMMANDS = [forget]
