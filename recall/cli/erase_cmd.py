@@ -1,4 +1,4 @@
-"""`recall forget`: taking text out of the store for good (adr/0014)."""
+"""`recall forget`, `recall purge`: taking text out of the store for good (adr/0014)."""
 
 from __future__ import annotations
 
@@ -58,4 +58,32 @@ def forget(
     emit_json(report.to_dict()) if as_json else click.echo(report.message)
 
 
-COMMANDS = [forget]
+@click.command()
+@click.option("--project", help="Everything of this project.")
+@click.option("--expired", is_flag=True, help="Only breadcrumbs whose valid-until has passed.")
+@click.option(
+    "--older-than", type=click.FloatRange(min=1), metavar="DAYS", help="Sessions and records older."
+)
+@click.option("--dry-run", is_flag=True, help="Count what would be deleted; delete nothing.")
+@json_option
+@pass_app
+def purge(
+    app: AppContext,
+    project: str | None,
+    expired: bool,
+    older_than: float | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Delete a whole scope (a project, everything older than DAYS, or both; every project unless
+    --project), or the expired breadcrumbs, then compact the file. Purged sessions are not imported
+    again."""
+    from recall.store.purge import purge as purge_scope
+
+    report = purge_scope(
+        app.store, project=project, expired=expired, older_than_days=older_than, dry_run=dry_run
+    )
+    emit_json(report.to_dict()) if as_json else click.echo(report.message)
+
+
+COMMANDS = [forget, purge]
