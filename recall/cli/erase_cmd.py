@@ -1,10 +1,12 @@
-"""`recall forget`, `recall purge`: taking text out of the store for good (adr/0014)."""
+"""`recall forget`, `recall purge`, `recall rescrub`: taking text out of the store for good (adr/0014)."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from recall.cli.context import AppContext, emit_json, json_option, pass_app, resolve_project_option
+from recall.cli.context import AppContext, LazyBar, emit_json, json_option, pass_app, resolve_project_option
 
 
 @click.command()
@@ -86,4 +88,16 @@ def purge(
     emit_json(report.to_dict()) if as_json else click.echo(report.message)
 
 
-COMMANDS = [forget, purge]
+@click.command()
+@json_option
+@pass_app
+def rescrub(app: AppContext, as_json: bool) -> None:
+    """Run the current scrubber over everything stored and rewrite what it changes."""
+    from recall.store.rescrub import rescrub as rescrub_all
+
+    with LazyBar("rescrubbing", enabled=not as_json and sys.stderr.isatty()) as bar:
+        report = rescrub_all(app.store, progress=bar)
+    emit_json(report.to_dict()) if as_json else click.echo(report.message)
+
+
+COMMANDS = [forget, purge, rescrub]

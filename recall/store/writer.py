@@ -100,12 +100,16 @@ class Writer:
         self._conn.executemany(sql, [tuple(row[name] for name in names) for row in stamped])
         return len(stamped)
 
-    def update(self, table: str, row_id: int, values: Mapping[str, Any]) -> None:
-        """Correct a row in place: provenance and created_at stay, updated_at moves."""
+    def update(self, table: str, row_id: int, values: Mapping[str, Any], *, touch: bool = True) -> None:
+        """Correct a row in place: provenance and created_at stay, updated_at moves.
+
+        A rescrub passes ``touch=False``: redacting a secret is not a change anyone made to the row.
+        """
         row = self.clean(table, values)
         row.pop("provenance", None)
         row.pop("created_at", None)
-        row["updated_at"] = to_db_time(utc_now())
+        if touch:
+            row["updated_at"] = to_db_time(utc_now())
         assignments = ", ".join(f"{column} = ?" for column in row)
         self._conn.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", (*row.values(), row_id))
 
