@@ -113,7 +113,12 @@ def test_expired_takes_only_breadcrumbs_whose_time_has_passed(store: Store) -> N
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
-    [({}, "purge what"), ({"older_than_days": 0}, "at least 1"), ({"older_than_days": 0.5}, "at least 1")],
+    [
+        ({}, "purge what"),
+        ({"project": "*"}, "purge what"),  # every project is not a scope on its own
+        ({"older_than_days": 0}, "at least 1"),
+        ({"older_than_days": 0.5}, "at least 1"),
+    ],
 )
 def test_a_purge_needs_a_scope_and_a_real_age(store: Store, arguments: dict, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):

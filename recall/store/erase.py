@@ -85,6 +85,8 @@ class ForgetReport:
         if self.kept_sessions:
             ids = ", ".join(str(i) for i in self.kept_sessions)
             parts.append(f"sessions resumed or forked from it are kept: {ids}")
+        if self.wiped is not None and self.wiped.checkpointed:
+            parts.append("no copy of its text is left in recall's files")
         return "; ".join(parts + list(self.wiped.notes if self.wiped else ()))
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
 from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
-from recall.store.erase import delete_sessions
+from recall.store.erase import ALL_PROJECTS, delete_sessions
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import to_db_time, utc_now
 
@@ -65,7 +65,8 @@ def purge(
     older_than_days: float | None = None,
     dry_run: bool = False,
 ) -> PurgeReport:
-    """Delete what the scope holds (every project when ``project`` is None), then vacuum."""
+    """Delete what the scope holds (every project when ``project`` is None or '*'), then vacuum."""
+    project = None if project == ALL_PROJECTS else project
     if not (project or expired or older_than_days is not None):
         raise InvalidInput("purge what? give --project, --expired or --older-than DAYS")
     if older_than_days is not None and older_than_days < 1:
