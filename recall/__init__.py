@@ -17,13 +17,12 @@ from recall.errors import (
 )
 from recall.kinds import Kind, Ref
 from recall.memory import Memory
-from recall.results import Forgotten, Page, Record, SearchResults, Stats
+from recall.results import Page, Record, SearchResults, Stats
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConflictingSource",
-    "Forgotten",
     "InvalidInput",
     "InvalidTransition",
     "Kind",

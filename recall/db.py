@@ -14,6 +14,7 @@ from recall.errors import StoreUnavailable
 from recall.migrations import migrate
 
 BUSY_TIMEOUT_MS = 10_000
+FTS5_SECURE_DELETE = (3, 43, 0)  # FTS5's 'secure-delete' option, and its index format 5 (adr/0014)
 
 
 def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
@@ -32,8 +33,10 @@ def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed: forgotten text leaves the file
         if migrate_schema:
             migrate(conn)
+            _check_index_format(conn)
     except sqlite3.DatabaseError as exc:
         raise StoreUnavailable(describe_sqlite_error(exc, path)) from exc
     return conn
@@ -64,6 +67,25 @@ def _ensure_private_file(path: Path) -> None:
             os.chmod(path, 0o600)
     except OSError as exc:
         raise StoreUnavailable(f"cannot create the database at {path}: {exc.strerror}") from exc
+
+
+def sqlite_version(conn: sqlite3.Connection) -> tuple[int, ...]:
+    """The version of the SQLite library behind this connection (not necessarily the stdlib's)."""
+    text = conn.execute("SELECT sqlite_version()").fetchone()[0]
+    return tuple(int(part) for part in text.split("."))
+
+
+def _check_index_format(conn: sqlite3.Connection) -> None:
+    """A forget under SQLite 3.43+ moves the keyword index to FTS5 format 5, which older SQLite refuses."""
+    if sqlite_version(conn) >= FTS5_SECURE_DELETE:
+        return
+    row = conn.execute("SELECT v FROM search_index_config WHERE k = 'version'").fetchone()
+    if row is not None and row[0] > 4:
+        found = ".".join(map(str, sqlite_version(conn)))
+        raise StoreUnavailable(
+            f"the keyword index was written by SQLite 3.43 or newer and this Python's SQLite is {found}; "
+            "run recall with a Python whose sqlite3.sqlite_version is 3.43 or newer"
+        )
 
 
 def _check_fts5(conn: sqlite3.Connection) -> None:

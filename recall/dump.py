@@ -97,6 +97,10 @@ def dump_session(
             "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
             (main.host, main.external_id),
         ).fetchone()
+    if row is None:
+        raise NotFound(
+            f"{main.host} session {main.external_id} was forgotten (recall forget), so it is not stored again"
+        )
     messages_stored = store.session_messages(row["id"])
     draft = build_summary(title or row["title"], messages_stored)
     summary_id = store.write_summary(row["id"], draft)

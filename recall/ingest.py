@@ -259,6 +259,7 @@ def _add(summary: ImportSummary, outcome: Any) -> None:
     summary.messages_added += outcome.added
     summary.messages_updated += outcome.updated
     summary.redactions.update(outcome.redactions)
+    summary.skipped.update(outcome.forgotten)
 
 
 def _after(transcript: Transcript, since: datetime | None) -> bool:

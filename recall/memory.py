@@ -31,7 +31,7 @@ from recall.config import default_db_path
 from recall.errors import InvalidInput, ModelUnavailable, NotFound
 from recall.kinds import READABLE, TYPED, Kind, Ref, parse_kind
 from recall.project import ALL_PROJECTS, default_project, pinned_project
-from recall.results import Forgotten, Page, Record, SearchResults, Stats
+from recall.results import Page, Record, SearchResults, Stats
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter
@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from recall.search.hybrid import Mode
     from recall.search.semantic import EmbedReport
     from recall.store import Store
+    from recall.store.erase import BulkForgetReport, ForgetReport
+    from recall.store.purge import PurgeReport
+    from recall.store.rescrub import RescrubReport
     from recall.watch import OnImport
 
 log = logging.getLogger(__name__)
@@ -201,12 +204,12 @@ class Memory:
         self._embed_written(record_kind.value, target.id)
         return self.get(target)
 
-    def forget(self, ref: RefLike, kind: str | Kind | None = None) -> Forgotten:
-        """Delete one decision, learning or breadcrumb for good."""
-        target = _ref(ref, kind, TYPED)
-        record_kind = target.kind.record
-        assert record_kind is not None
-        return Forgotten(target, self.store.forget(record_kind, target.id))
+    def forget(self, ref: RefLike, kind: str | Kind | None = None) -> ForgetReport:
+        """Forget one row of any kind for good, with what only it produced (a session's messages,
+        summary and subagents); no copy of its text stays in recall's files (adr/0014)."""
+        from recall.store.erase import forget
+
+        return forget(self.store, _ref(ref, kind, READABLE))
 
     def forget_many(
         self,
@@ -214,14 +217,39 @@ class Memory:
         tags: Iterable[str] | str | None = None,
         older_than_days: float | None = None,
         project: str | None = None,
-    ) -> dict[str, int]:
-        """Delete the typed records matching every filter given (``project="*"``: every project)."""
-        scope = None if project in (None, ALL_PROJECTS) else project
-        return self.store.forget_many(
-            tags=list(tags) if tags is not None and not isinstance(tags, str) else tags,
-            older_than_days=older_than_days,
-            project=scope,
+        confirm: int | None = None,
+    ) -> BulkForgetReport:
+        """Forget the typed records matching every filter (every tag), only when ``confirm`` equals
+        how many match; without it nothing is deleted and the answer gives that number and a sample.
+        Every project takes ``project="*"``."""
+        from recall.store.erase import forget_many
+
+        scope = ALL_PROJECTS if project == ALL_PROJECTS else self.project(project)
+        return forget_many(
+            self.store, project=scope, tags=tags, older_than_days=older_than_days, confirm=confirm
         )
+
+    def purge(
+        self,
+        *,
+        project: str | None = None,
+        expired: bool = False,
+        older_than_days: float | None = None,
+        dry_run: bool = False,
+    ) -> PurgeReport:
+        """Delete a whole scope (a project, an age, or both; every project unless named) or the
+        expired breadcrumbs, then compact the file."""
+        from recall.store.purge import purge
+
+        return purge(
+            self.store, project=project, expired=expired, older_than_days=older_than_days, dry_run=dry_run
+        )
+
+    def rescrub(self, *, progress: Callable[[int, int], None] | None = None) -> RescrubReport:
+        """Run today's scrubber over everything stored and rewrite only what it changes."""
+        from recall.store.rescrub import rescrub
+
+        return rescrub(self.store, progress=progress)
 
     def supersede(self, decision: RefLike, by: RefLike | None = None) -> Record:
         """Mark an active decision superseded, optionally by the decision that replaces it."""

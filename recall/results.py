@@ -106,15 +106,6 @@ class Page:
 
 
 @dataclass(frozen=True, slots=True)
-class Forgotten:
-    ref: Ref
-    found: bool  # whether the row existed (and is now gone)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ref": str(self.ref), "kind": self.ref.kind.value, "id": self.ref.id, "found": self.found}
-
-
-@dataclass(frozen=True, slots=True)
 class Stats:
     """What the memory holds; ``embeddings`` says what has a vector, and why some messages never get one."""
 

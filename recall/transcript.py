@@ -90,6 +90,8 @@ WHY_SKIPPED: dict[str, str] = {
     "zstd_unavailable": "a compressed file and no zstandard package to open it",
     "null_value": "an empty value where a message should be",
     "not_object": "a line that is JSON but not an object",
+    "locked": "the host holds the database locked; the next import reads it",
+    "empty_file": "the file is empty",
 }
 
 

@@ -104,11 +104,20 @@ CONTRACT = MappingProxyType({
     },
     "memory_forget": {
         "params": {"id": "integer|string", "kind": "string? = null", "table": "string? = null"},
-        "output": {"found": "boolean", "ref": "string", "kind": "string", "id": "integer"},
+        "output": {
+            "found": "boolean", "ref": "string", "kind": "string", "id": "integer", "deleted": "dict[integer]",
+            "skipped_on_import": "integer", "source_path": "string?",
+        },
     },
     "memory_forget_many": {
-        "params": {"tags": "list[string]? = null", "older_than_days": "number? = null", "project": "string? = null"},
-        "output": {"deleted": "dict[integer]", "total": "integer"},
+        "params": {
+            "tags": "list[string]? = null", "older_than_days": "number? = null", "project": "string? = null",
+            "confirm": "integer? = null",
+        },
+        "output": {
+            "matched": "integer", "confirmed": "boolean", "deleted": "dict[integer]", "total": "integer",
+            "sample": "list[#ForgetMatch]",
+        },
     },
     "decision_update": {
         "params": {"id": "integer|string", "action": "supersede|revert", "superseded_by": "integer|string? = null"},
@@ -170,6 +179,10 @@ SHAPES = MappingProxyType({
         "pending": "dict[integer] (optional)", "not_embedded": "dict[integer] (optional)", "error": "string? = null",
     },
     "KeywordIndex": {"rows": "integer", "indexed": "integer", "complete": "boolean"},
+    "ForgetMatch": {
+        "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
+        "preview": "string",
+    },
 })  # fmt: skip
 
 READ_ONLY = {
@@ -341,8 +354,10 @@ async def test_records_are_added_read_corrected_and_forgotten(db_path: Path, min
             )
             await call(client, "memory_add", type="learning", content="keep me")
             assert "give tags" in await refused(client, "memory_forget_many")
-            gone = await call(client, "memory_forget_many", tags=["scratch"])
-            assert gone == {"deleted": {"decision": 0, "learning": 1, "breadcrumb": 1}, "total": 2}
+            counted = await call(client, "memory_forget_many", tags=["scratch"])
+            assert (counted["matched"], counted["total"], len(counted["sample"])) == (2, 0, 2)
+            gone = await call(client, "memory_forget_many", tags=["scratch"], confirm=2)
+            assert gone["deleted"] == {"decision": 0, "learning": 1, "breadcrumb": 1} and gone["total"] == 2
 
             assert "breadcrumbs only" in await refused(
                 client, "memory_add", type="decision", content="x", valid_until="2d"
@@ -498,6 +513,45 @@ async def test_decisions_dumps_summaries_and_stats_answer_through_the_server(
             assert stats["decisions_by_status"] == {"superseded": 1, "reverted": 1}
             assert stats["keyword_index"]["complete"] is True
             assert stats["database"] == str(db_path)
+
+
+@pytest.mark.anyio
+async def test_forget_takes_every_kind_and_bulk_deletes_wait_for_a_confirmed_count(
+    db_path: Path, minilm: Embedder
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connected(db_path, minilm) as client:
+            messages = [
+                {"role": "user", "content": "rotate the staging keys"},
+                {"role": "assistant", "content": "ok"},
+            ]
+            dumped = await call(client, "memory_dump", title="keys", session_id="s-9", messages=messages)
+            gone = await call(client, "memory_forget", kind="session", id=dumped["session_id"])
+            assert (
+                gone["found"] is True and gone["deleted"]["message"] == 2 and gone["skipped_on_import"] == 1
+            )
+            assert "was forgotten" in await refused(
+                client, "memory_dump", title="keys", session_id="s-9", messages=messages
+            )
+            assert "name the same thing" in await refused(
+                client, "memory_forget", kind="session", table="decision", id=1
+            )
+
+            for n in range(3):
+                await call(client, "memory_add", type="learning", content=f"note {n}", tags=["tmp", "ci"])
+            await call(client, "memory_add", type="learning", content="only one tag", tags=["tmp"])
+            await call(
+                client, "memory_add", type="learning", content="elsewhere", tags=["tmp", "ci"], project="q"
+            )
+            assert "greater than or equal to 1" in await refused(
+                client, "memory_forget_many", older_than_days=0, project="*", confirm=5
+            )
+            here = await call(client, "memory_forget_many", tags=["tmp", "ci"])
+            assert (here["matched"], here["total"], here["confirmed"]) == (3, 0, False)
+            everywhere = await call(client, "memory_forget_many", tags=["tmp", "ci"], project="*", confirm=4)
+            assert everywhere["total"] == 4 and everywhere["confirmed"] is True
+            left = await call(client, "memory_search", query="tag", project="*")
+            assert [hit["preview"] for hit in left["results"]] == ["only one tag"]
 
 
 def test_starting_the_server_loads_no_database_layer_or_model(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from recall.errors import InvalidInput, InvalidTransition, NotFound
+from recall.memory import Memory
 from recall.models import RecordKind
 from recall.results import Hit
 from recall.search.keyword import keyword_search
@@ -98,21 +99,21 @@ def test_update_corrects_in_place_and_keeps_created_at(store: Store) -> None:
     assert keyword(store, "needs", project="p") == []
 
 
-def test_forget_deletes_row_and_index_entry(store: Store) -> None:
+def test_forget_deletes_row_and_index_entry(memory: Memory, store: Store) -> None:
     new_id = store.add(NewRecord(RecordKind.BREADCRUMB, "refactoring the importer", "p"))
-    assert store.forget(RecordKind.BREADCRUMB, new_id) is True
+    assert memory.forget(f"breadcrumb#{new_id}").found is True
     assert store.get(RecordKind.BREADCRUMB, new_id) is None
     assert keyword(store, "importer", project="p") == []
-    assert store.forget(RecordKind.BREADCRUMB, new_id) is False
+    assert memory.forget(f"breadcrumb#{new_id}").found is False
 
 
-def test_forget_many_refuses_without_a_filter_and_filters_by_tag(store: Store) -> None:
+def test_forget_many_refuses_without_a_filter_and_filters_by_tag(memory: Memory, store: Store) -> None:
     keep = store.add(NewRecord(RecordKind.LEARNING, "keep me", "p", tags=("core",)))
     drop = store.add(NewRecord(RecordKind.DECISION, "drop me", "p", tags=("tmp", "x")))
     with pytest.raises(InvalidInput, match="refusing"):
-        store.forget_many()
-    removed = store.forget_many(tags=["TMP"])
-    assert removed == {"decision": 1, "learning": 0, "breadcrumb": 0}
+        memory.forget_many(project="*")
+    removed = memory.forget_many(project="p", tags=["TMP"], confirm=1)
+    assert removed.deleted == {"decision": 1, "learning": 0, "breadcrumb": 0}
     assert store.get(RecordKind.DECISION, drop) is None
     assert store.get(RecordKind.LEARNING, keep) is not None
 

@@ -1,4 +1,4 @@
-"""`recall add`, `show`, `list`, `decision ...`, `forget`: the typed records, named ``kind#id``."""
+"""`recall add`, `show`, `list`, `decision ...`: the typed records, named ``kind#id`` (forgetting: erase_cmd)."""
 
 from __future__ import annotations
 
@@ -172,22 +172,4 @@ def revert(app: AppContext, decision_ref: str, as_json: bool) -> None:
         click.echo(f"{record.ref} reverted")
 
 
-@click.command()
-@click.argument("ref")
-@click.argument("row_id", required=False)
-@json_option
-@pass_app
-def forget(app: AppContext, ref: str, row_id: str | None, as_json: bool) -> None:
-    """Delete a decision, learning or breadcrumb for good: `recall forget decision#3`."""
-    done = app.memory.forget(row_id, ref) if row_id is not None else app.memory.forget(ref)
-    if as_json:
-        emit_json(done.to_dict())
-    elif done.found:
-        click.echo(f"{done.ref} deleted")
-    else:
-        raise click.ClickException(
-            f"no {done.ref.kind.value} with id {done.ref.id}; `recall list` shows the ids"
-        )
-
-
-COMMANDS = [add, show, list_, decision, forget]
+COMMANDS = [add, show, list_, decision]

@@ -77,11 +77,28 @@ class Forgotten(BaseModel):
     ref: str = RefField
     kind: str
     id: int
+    deleted: dict[str, int] = Field(description="rows deleted per kind, vectors included")
+    skipped_on_import: int = Field(description="forgotten sessions and messages imports will pass over")
+    source_path: str | None = Field(description="a forgotten session's transcript, still on disk")
+
+
+class ForgetMatch(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    ref: str = RefField
+    kind: str
+    id: int
+    project: str
+    created_at: str
+    preview: str
 
 
 class ForgottenMany(BaseModel):
+    matched: int = Field(description="records matching every filter")
+    confirmed: bool = Field(description="true when confirm equalled matched and they were deleted")
     deleted: dict[str, int]
     total: int
+    sample: list[ForgetMatch] = Field(description="a few of the matches, when nothing was deleted")
 
 
 class DecisionChanged(BaseModel):

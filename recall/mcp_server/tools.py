@@ -388,33 +388,59 @@ and use decision_update so the history stays. Answers found: false when there is
 def memory_forget(
     ctx: Context,
     id: IdArg,
-    kind: Annotated[str | None, Field(description="decision, learning or breadcrumb.")] = None,
+    kind: Annotated[
+        str | None,
+        Field(
+            description=f"What to forget: {KINDS_TEXT}; a session takes its messages, summary and subagents."
+        ),
+    ] = None,
     table: TableArg = None,
 ) -> Annotated[CallToolResult, out.Forgotten]:
-    """Delete one decision, learning or breadcrumb for good (no undo). Use it for wrong or \
-unwanted records; a decision that was replaced should be superseded with decision_update instead, \
-so its history stays. Answers found: false when there is no such record."""
+    """Forget one row for good (no undo): a decision, learning, breadcrumb, session summary, \
+message or whole session. Its text leaves every file recall keeps, and a forgotten session or \
+message is never imported again. A decision that was replaced should be superseded with \
+decision_update instead, so its history stays. Answers found: false when there is no such row."""
     with errors():
-        done = memory(ctx).forget(id, one_of(kind=kind, table=table))
-    result = out.Forgotten(found=done.found, ref=str(done.ref), kind=done.ref.kind.value, id=done.ref.id)
-    return reply(result, f"{done.ref} deleted" if done.found else missing(str(done.ref)))
+        report = memory(ctx).forget(id, one_of(kind=kind, table=table))
+    result = out.Forgotten(
+        found=report.found,
+        ref=report.ref,
+        kind=report.kind,
+        id=report.id,
+        deleted=report.deleted,
+        skipped_on_import=report.skipped_on_import,
+        source_path=report.source_path,
+    )
+    return reply(result, report.message if report.found else missing(report.ref))
 
 
 def memory_forget_many(
     ctx: Context,
-    tags: Annotated[list[str] | None, Field(description="Records carrying any of these tags.")] = None,
-    older_than_days: Annotated[float | None, Field(ge=0, description="Records created before this.")] = None,
-    project: Annotated[
-        str | None, Field(description="Only this project; '*' or nothing: every project.")
+    tags: Annotated[list[str] | None, Field(description="Records carrying all of these tags.")] = None,
+    older_than_days: Annotated[
+        float | None, Field(ge=1, description="Records created more than this many days ago.")
+    ] = None,
+    project: ProjectArg = None,
+    confirm: Annotated[
+        int | None, Field(description="The number of matches a call without confirm reported.")
     ] = None,
 ) -> Annotated[CallToolResult, out.ForgottenMany]:
-    """Delete every decision, learning and breadcrumb that matches ALL the filters given (tags \
-matches any listed tag). Refuses a call without any filter. No undo: for single records use memory_forget."""
+    """Delete the decisions, learnings and breadcrumbs that match ALL the filters (every tag \
+listed). A call without confirm deletes nothing: it answers how many match, with a sample; call \
+again with confirm set to that number to delete them. Every project takes project='*'. No undo: for \
+one row use memory_forget."""
     with errors():
-        deleted = memory(ctx).forget_many(tags=tags, older_than_days=older_than_days, project=project)
-    result = out.ForgottenMany(deleted=deleted, total=sum(deleted.values()))
-    counts = ", ".join(f"{kind} {count}" for kind, count in deleted.items())
-    return reply(result, f"deleted {result.total} records ({counts})")
+        report = memory(ctx).forget_many(
+            tags=tags, older_than_days=older_than_days, project=project, confirm=confirm
+        )
+    result = out.ForgottenMany(
+        matched=report.matched,
+        confirmed=report.confirmed,
+        deleted=report.deleted,
+        total=report.total,
+        sample=[out.ForgetMatch.model_validate(match) for match in report.sample],
+    )
+    return reply(result, report.message)
 
 
 def decision_update(

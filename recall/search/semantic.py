@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.models import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid
+from recall.store.derived import VECTOR_INDEXES
 
 if TYPE_CHECKING:
     from recall.search.embedder import Embedder
@@ -236,7 +237,7 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
     from recall.search.vectors import VectorIndex
 
     key = model_key(store, embedder)
-    cache: dict[int, VectorIndex] = store.cache.setdefault("vector_indexes", {})
+    cache: dict[int, VectorIndex] = store.cache.setdefault(VECTOR_INDEXES, {})
     index = cache.get(key)
     snapshot = snapshot_path(store, key)
     identity = f"{embedder.model_id} {embedder.model_hash}"
@@ -255,10 +256,7 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
 
 
 def snapshot_path(store: Store, key: int) -> Path | None:
-    """``<database>.vectors-<model key>.npz`` beside a database file; None for an in-memory store."""
-    if str(store.path) == ":memory:":
-        return None
-    return store.path.with_name(f"{store.path.name}.vectors-{key}.npz")
+    return store.vector_snapshot_path(key)
 
 
 def semantic_candidates(

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -32,8 +32,8 @@ from recall.models import (
     Provenance,
     RecordKind,
 )
-from recall.store.records import NewRecord, RecordChanges, change_values, normalise_tags, record_values
-from recall.store.writer import Writer, to_db_time, utc_now
+from recall.store.records import NewRecord, RecordChanges, change_values, record_values
+from recall.store.writer import Writer, to_db_time
 
 if TYPE_CHECKING:
     from sqlmodel import SQLModel
@@ -66,6 +66,19 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def vector_snapshot_path(self, key: int) -> Path | None:
+        from recall.store.derived import vector_snapshot_path
+
+        return vector_snapshot_path(self.path, key)
+
+    def drop_derived(self) -> int:
+        """Forget this process's vector indexes and delete the snapshots beside the file (after an
+        erase their vectors must go at once); returns how many snapshot files were removed."""
+        from recall.store.derived import VECTOR_INDEXES, remove_vector_snapshots
+
+        self.cache.pop(VECTOR_INDEXES, None)
+        return remove_vector_snapshots(self.path)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -127,45 +140,6 @@ class Store:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
         return self.require(kind, row_id)
-
-    def forget(self, kind: RecordKind, row_id: int) -> bool:
-        """Hard delete; the FTS entry goes with it (trigger). Returns whether a row existed."""
-        with self.transaction():
-            cursor = self._conn.execute(f"DELETE FROM {TABLE_NAMES[kind]} WHERE id = ?", (row_id,))
-        return cursor.rowcount > 0
-
-    def forget_many(
-        self,
-        *,
-        tags: list[str] | str | None = None,
-        older_than_days: float | None = None,
-        project: str | None = None,
-    ) -> dict[str, int]:
-        """Delete typed records matching every filter given; refuses to run with none."""
-        wanted_tags = normalise_tags(tags)
-        if not wanted_tags and older_than_days is None and not project:
-            raise InvalidInput("refusing to forget everything: give tags, older_than_days or project")
-        if older_than_days is not None and older_than_days < 0:
-            raise InvalidInput("older_than_days must be zero or more")
-        clauses: list[str] = []
-        params: list[Any] = []
-        if project:
-            clauses.append("project = ?")
-            params.append(project)
-        if older_than_days is not None:
-            clauses.append("created_at < ?")
-            params.append(to_db_time(utc_now() - timedelta(days=older_than_days)))
-        if wanted_tags:
-            marks = ", ".join("?" for _ in wanted_tags)
-            clauses.append(f"EXISTS (SELECT 1 FROM json_each(tags) WHERE json_each.value IN ({marks}))")
-            params.extend(wanted_tags)
-        where = " AND ".join(clauses)
-        removed: dict[str, int] = {}
-        with self.transaction():
-            for kind in TYPED_KINDS:
-                cursor = self._conn.execute(f"DELETE FROM {TABLE_NAMES[kind]} WHERE {where}", params)
-                removed[kind.value] = cursor.rowcount
-        return removed
 
     # -- transcripts ---------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from recall.errors import ConflictingSource
 from recall.models import Provenance
 from recall.project import resolve_project
+from recall.store.forgotten import forgotten_keys
 from recall.store.writer import Writer, to_db_time
 from recall.transcript import Transcript, TranscriptMessage
 
@@ -45,6 +46,7 @@ class BatchOutcome:
 
     sessions: list[TranscriptOutcome] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
+    forgotten: Counter[str] = field(default_factory=Counter)  # skipped: a user forgot them (adr/0014)
 
     @property
     def added(self) -> int:
@@ -97,7 +99,9 @@ def import_transcripts(
     try:
         with store.transaction() as writer:
             for transcript in items:
-                outcome.sessions.append(_write_one(store, writer, transcript, project, expect_host))
+                written = _write_one(store, writer, transcript, project, expect_host, outcome.forgotten)
+                if written is not None:
+                    outcome.sessions.append(written)
             _link_parents(store)
             outcome.redactions.update(writer.redactions)
             if source is not None:
@@ -112,8 +116,14 @@ def import_transcripts(
 
 
 def _write_one(
-    store: Store, writer: Writer, t: Transcript, project: str | None, expect_host: str | None
-) -> TranscriptOutcome:
+    store: Store,
+    writer: Writer,
+    t: Transcript,
+    project: str | None,
+    expect_host: str | None,
+    forgotten: Counter[str],
+) -> TranscriptOutcome | None:
+    """Store one transcript; None when the user forgot its session (or the subagent's parent)."""
     conn = store.connection
     if expect_host is not None:
         other = conn.execute(
@@ -124,6 +134,10 @@ def _write_one(
                 f"session {t.external_id} is already stored from {other['host']}, not {t.host}; "
                 f"dump it with --source {other['host']} or give another --session-id"
             )
+    skip = forgotten_keys(conn, t)
+    if skip.session:
+        forgotten["forgotten_session"] += 1
+        return None
     row = conn.execute(
         "SELECT id, project FROM sessions WHERE host = ? AND external_id = ?", (t.host, t.external_id)
     ).fetchone()
@@ -152,7 +166,9 @@ def _write_one(
         seen.add(message.key)
         digest = message_hash(message)
         stored = existing.get(message.key)
-        if stored is None:
+        if stored is None and skip.skips_message(message.key):
+            forgotten["forgotten_message"] += 1
+        elif stored is None:
             new_rows.append(_message_values(name, session_id, next_ordinal, message, digest))
             next_ordinal += 1
         elif stored[0] != digest:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.models import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.records import normalise_tags
@@ -99,12 +100,16 @@ class Writer:
         self._conn.executemany(sql, [tuple(row[name] for name in names) for row in stamped])
         return len(stamped)
 
-    def update(self, table: str, row_id: int, values: Mapping[str, Any]) -> None:
-        """Correct a row in place: provenance and created_at stay, updated_at moves."""
+    def update(self, table: str, row_id: int, values: Mapping[str, Any], *, touch: bool = True) -> None:
+        """Correct a row in place: provenance and created_at stay, updated_at moves.
+
+        A rescrub passes ``touch=False``: redacting a secret is not a change anyone made to the row.
+        """
         row = self.clean(table, values)
         row.pop("provenance", None)
         row.pop("created_at", None)
-        row["updated_at"] = to_db_time(utc_now())
+        if touch:
+            row["updated_at"] = to_db_time(utc_now())
         assignments = ", ".join(f"{column} = ?" for column in row)
         self._conn.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", (*row.values(), row_id))
 
@@ -120,6 +125,29 @@ class Writer:
             "messages = source_files.messages + excluded.messages",
             (host, path, size, mtime_ns, to_db_time(utc_now()), sessions, messages),
         )
+
+    def remember_forgotten(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Note forgotten sessions and messages by digest (no text): (digest, session digest, kind)."""
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO forgotten (digest, session_digest, kind, forgotten_at) VALUES (?, ?, ?, ?)",
+            [(*row, to_db_time(utc_now())) for row in rows],
+        )
+
+    def erase_index_in_place(self) -> bool:
+        """Have FTS5 take a deleted row's words out of the index pages themselves (SQLite 3.43+).
+
+        Otherwise a delete only adds a tombstone beside the old entry, and the words stay on disk
+        until the segments are merged (``merge_index``). The setting is kept in the index and moves
+        it to FTS5 file format 5, which an older SQLite cannot open (adr/0014).
+        """
+        if sqlite_version(self._conn) < FTS5_SECURE_DELETE:
+            return False
+        self._conn.execute("INSERT INTO search_index (search_index, rank) VALUES ('secure-delete', 1)")
+        return True
+
+    def merge_index(self) -> None:
+        """Merge every index segment into one: deleted entries and their tombstones leave the file."""
+        self._conn.execute("INSERT INTO search_index (search_index) VALUES ('optimize')")
 
     def register_model(self, model_id: str, model_hash: str, dim: int) -> int:
         """The key under which vectors of exactly this model file are stored."""

@@ -437,7 +437,7 @@ def test_empty_missing_and_unreadable_files_never_raise(
 ) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
-    assert read(empty) == ([], ParseReport(0, Counter({"empty_file": 1}), [str(empty)]))
+    assert read(empty) == ([], ParseReport(0, Counter({"empty_file": 1}), [f"{empty}: the file is empty"]))
     transcripts, report = read(tmp_path / "gone.jsonl")
     assert transcripts == [] and report.skipped == {"unreadable": 1}
     locked = write_lines(tmp_path / "locked.jsonl", user("u1", "secret"))

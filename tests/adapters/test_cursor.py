@@ -540,7 +540,9 @@ def test_locked_database_is_skipped_with_a_reason(tmp_path: Path, monkeypatch: p
         transcripts, report = read(db)
         assert transcripts == []
         assert report.skipped == {"locked": 1}
-        assert report.errors == [f"{db}: database is locked"]
+        assert report.errors == [
+            f"{db}: database is locked: the host holds the database locked; the next import reads it"
+        ]
         assert list(ADAPTER.discover([tmp_path])) == [db]  # discovery does not fail on it either
         assert snapshot(tmp_path) == before
     finally:
