@@ -46,7 +46,7 @@ from adapters._cursor_messages import (
     time_span,
     tool_output,
 )
-from adapters._cursor_sqlite import prefix_range
+from adapters._sqlite import prefix_range
 from adapters._cursor_workspace import (
     COMPOSERS_KEY,
     declared_folder,
