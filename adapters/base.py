@@ -26,7 +26,7 @@ class ReadOptions:
 
 
 class HostAdapter(Protocol):
-    name: str  # "claude" | "cursor" | "codex"
+    name: str  # "claude" | "cursor" | "codex" | "opencode" | "pi" | "gemini"
 
     def default_roots(self) -> list[Path]:
         """Where this host keeps transcripts on this machine (Linux, macOS, Windows; env overrides)."""
@@ -42,3 +42,16 @@ class HostAdapter(Protocol):
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         """Parse one source into transcripts; bad lines are counted in ``report``, never raised."""
         ...
+
+
+class SpreadSource(Protocol):
+    """An adapter whose one source spans several files: an OpenCode JSON-era session is a session file
+    plus one file per message and per part, rewritten in place while the model streams.
+
+    ``signature`` is ``(size, mtime_ns)`` over all of them, so the importer's unchanged-file skip sees
+    a grown or rewritten part though the session file itself did not change; None when ``path`` is a
+    source of one file. Such files, and every source of adapters without ``signature``, are signed by
+    the file alone (plus a SQLite ``-wal``).
+    """
+
+    def signature(self, path: Path) -> tuple[int, int] | None: ...
