@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
-from adapters._gemini_project import ProjectRoots, gemini_dir
+from adapters._gemini_project import HOME_ENV, ProjectRoots, gemini_dir
 from adapters._jsonl import (
     SIDE_FILE_MAX_BYTES,
     feed_records,
@@ -49,19 +49,24 @@ from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 HOST = "gemini"
 LOGS = "logs.json"
 _NOTE_TYPES = frozenset({"info", "warning", "error"})
+_SNIFF_BYTES = 65_536
 
 
 class GeminiAdapter:
     """Reads every Gemini CLI chat file; the adapter keeps each ``projects.json`` parsed for a run."""
 
     name = HOST
+    env_vars = (HOME_ENV,)
 
     def __init__(self) -> None:
         self._roots = ProjectRoots()
 
-    def default_roots(self) -> list[Path]:
+    def locations(self) -> list[Path]:
         folder = gemini_dir()
-        return [folder / "tmp"] if folder is not None and (folder / "tmp").is_dir() else []
+        return [folder / "tmp"] if folder is not None else []
+
+    def default_roots(self) -> list[Path]:
+        return [folder for folder in self.locations() if folder.is_dir()]
 
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         """Chat files and prompt logs; a gemini dir (or a home holding one) stands for its ``tmp``."""
@@ -73,6 +78,19 @@ class GeminiAdapter:
                 if base.is_dir():
                     yield from _gemini_files(base)
                     break
+
+    def claims(self, path: Path) -> bool:
+        """A file in Gemini's layout (``logs.json``, ``chats/...``), or a chat by its ``projectHash``."""
+        if _is_gemini_file(path):
+            return True
+        if not path.name.endswith((".json", ".jsonl")):
+            return False
+        try:
+            with path.open("rb") as stream:
+                head = stream.read(_SNIFF_BYTES)
+        except OSError:
+            return False
+        return b'"projectHash"' in head and b'"sessionId"' in head
 
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         if path.name == LOGS:

@@ -42,6 +42,12 @@ _PRUNED = frozenset(
 
 class OpenCodeAdapter:
     name = HOST
+    env_vars = ("XDG_DATA_HOME", DB_ENV)
+
+    def locations(self) -> list[Path]:
+        """The data dir, and the Go version's folder in the project recall runs in."""
+        data = data_dir()
+        return [*([data] if data is not None else []), Path.cwd() / GO_DATABASE.parent]
 
     def default_roots(self) -> list[Path]:
         roots: list[Path] = []
@@ -49,8 +55,8 @@ class OpenCodeAdapter:
         if data is not None and data.is_dir():
             roots.append(data)
         configured = configured_database(data)
-        if configured is not None and configured.is_file() and configured.parent != data:
-            roots.append(configured)
+        if configured is not None and configured.is_file():
+            roots.append(configured)  # whatever its name, and wherever it is
         cwd = Path.cwd()
         roots += [folder / GO_DATABASE for folder in (cwd, *cwd.parents) if (folder / GO_DATABASE).is_file()]
         return roots
@@ -60,14 +66,22 @@ class OpenCodeAdapter:
         found = sorted(
             {path for root in (self.default_roots() if roots is None else roots) for path in _walk(root)}
         )
-        databases = [path for path in found if path.name.endswith(".db")]
+        databases = [path for path in found if _is_database(path)]
+        configured = configured_database(data_dir())
         stored: dict[Path, set[str]] = {}
-        for database in databases:
-            stored.setdefault(database.parent, set()).update(_stored_sessions(database))
+        for database in databases:  # OPENCODE_DB stands in for the data dir's opencode.db
+            folder = data_dir() if database == configured else database.parent
+            stored.setdefault(folder or database.parent, set()).update(_stored_sessions(database))
         yield from databases
         for path in found:
-            if not path.name.endswith(".db") and session_id_of(path) not in stored.get(data_dir_of(path), ()):
+            if not _is_database(path) and session_id_of(path) not in stored.get(data_dir_of(path), ()):
                 yield path
+
+    def claims(self, path: Path) -> bool:
+        """``opencode*.db``, the database ``OPENCODE_DB`` names, or a JSON-era session file."""
+        if is_session_file(path) or (path.name.startswith("opencode") and path.name.endswith(".db")):
+            return True
+        return path == configured_database(data_dir())
 
     def signature(self, path: Path) -> tuple[int, int] | None:
         """A JSON session's signature over all its files; None (the file alone) for a database."""
@@ -83,7 +97,7 @@ class OpenCodeAdapter:
         """One session and its subagents, wherever they are stored: a hook names only the session id."""
         found: dict[str, Transcript] = {}
         for path in self.discover():
-            if not path.name.endswith(".db") and not (path.parent / f"{session_id}.json").is_file():
+            if not _is_database(path) and not (path.parent / f"{session_id}.json").is_file():
                 continue  # a JSON session that is neither this one nor one beside it (a subagent's)
             for session in self._sessions(path, options, report, session_id):
                 transcript = session.freeze()
@@ -98,10 +112,8 @@ class OpenCodeAdapter:
     def _sessions(
         self, path: Path, options: ReadOptions, report: ParseReport, only: str | None
     ) -> Iterator[SessionDraft]:
-        if not path.name.endswith(".db"):
-            session = read_session_file(path, options, report) if is_session_file(path) else None
-            if session is None and not is_session_file(path):
-                report.skip("not_an_opencode_file", str(path))
+        if is_session_file(path):
+            session = read_session_file(path, options, report)
             if session is not None:
                 yield session
             return
@@ -149,6 +161,11 @@ def _walk(root: Path) -> Iterator[Path]:
 def _is_source(path: Path) -> bool:
     name = path.name
     return (name.startswith("opencode") and name.endswith(".db")) or is_session_file(path)
+
+
+def _is_database(path: Path) -> bool:
+    """Every source that is not a JSON session file is a database (``OPENCODE_DB`` may name it anything)."""
+    return not is_session_file(path)
 
 
 def _stored_sessions(database: Path) -> set[str]:

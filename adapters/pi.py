@@ -26,6 +26,7 @@ Ground truth (pi 0.2x – 0.58; shared/ref/more-hosts.md §2, badlogic/pi-mono `
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -51,14 +52,19 @@ AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 _QUIET_ENTRIES = frozenset({"model_change", "thinking_level_change", "custom", "label"})
 _SUMMARY_ENTRIES = {"compaction": "compaction", "branch_summary": "branch_summary"}
 _INJECTED_ROLES = frozenset({"custom", "hookMessage"})  # hookMessage is the v1/v2 name of custom
+_HEADER_BYTES = 65_536
 
 
 class PiAdapter:
     name = HOST
+    env_vars = (AGENT_DIR_ENV,)
+
+    def locations(self) -> list[Path]:
+        agent = agent_dir()
+        return [agent / "sessions"] if agent is not None else []
 
     def default_roots(self) -> list[Path]:
-        agent = agent_dir()
-        return [agent / "sessions"] if agent is not None and (agent / "sessions").is_dir() else []
+        return [folder for folder in self.locations() if folder.is_dir()]
 
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         """Session files; an agent dir stands for its ``sessions/`` folder."""
@@ -67,6 +73,17 @@ class PiAdapter:
                 yield root
             else:
                 yield from _session_files(root / "sessions" if (root / "sessions").is_dir() else root)
+
+    def claims(self, path: Path) -> bool:
+        """A ``.jsonl`` whose first line is Pi's header, ``{"type": "session", "id", "cwd", ...}``."""
+        if not path.name.endswith(".jsonl"):
+            return False
+        try:
+            with path.open("rb") as stream:
+                header = json.loads(stream.readline(_HEADER_BYTES))
+        except (OSError, ValueError, RecursionError):
+            return False
+        return isinstance(header, dict) and header.get("type") == "session" and "cwd" in header
 
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         transcript = _SessionReader(path, options, report).read()
