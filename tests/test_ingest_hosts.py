@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,38 @@ def test_gemini_era2_rewrite_and_a_resumed_copy_add_nothing(store: Store, tmp_pa
     assert (copy.messages_added, copy.messages_updated, copy.sessions_new) == (1, 0, 0)
     assert snapshot(store)[: len(before)] == before
     assert count(store, "SELECT count(*) FROM sessions WHERE host = 'gemini'") == 1
+
+
+def test_watch_sees_a_message_written_into_a_json_session_while_it_runs(store: Store, tmp_path: Path) -> None:
+    """The session file does not change when OpenCode adds a message: the watcher compares the same
+    signature over all of the session's files that the importer records."""
+    from recall.watch import watch
+
+    data = tmp_path / "opencode"
+    shutil.copytree(OPENCODE_JSON, data)
+    before = imported(store, "opencode", data).messages_added
+    added: list[int] = []
+    stop = threading.Event()
+    options = {"paths": [data], "interval": 0.01, "rescan_every": 0, "stop": stop,
+               "on_import": lambda files, summary: added.append(summary.messages_added)}  # fmt: skip
+    worker = threading.Thread(
+        target=watch, args=(store, [get_adapter("opencode")]), kwargs=options, daemon=True
+    )
+    worker.start()
+    try:
+        time.sleep(0.5)  # a few quiet polls first
+        message = data / "storage" / "message" / PARENT / "msg_b5e3000000001LateTurnAbcd.json"
+        message.write_text(
+            json.dumps({"id": message.stem, "role": "user", "time": {"created": 1768900300000}})
+        )
+        part = data / "storage" / "part" / message.stem / "prt_b5e3000000002Tx77.json"
+        part.parent.mkdir()
+        part.write_text(json.dumps({"id": part.stem, "type": "text", "text": "One more thing."}))
+        deadline = time.monotonic() + 20
+        while sum(added) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        worker.join(10)
+
+    assert sum(added) == 1 and count(store) == before + 1
