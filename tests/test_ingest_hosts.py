@@ -237,3 +237,33 @@ def test_watch_sees_a_message_written_into_a_json_session_while_it_runs(store: S
         worker.join(10)
 
     assert sum(added) == 1 and count(store) == before + 1
+
+
+def test_recall_import_finds_the_three_hosts_where_they_keep_their_data(
+    db_path: Path, user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from recall.cli import cli
+
+    shutil.copytree(
+        OPENCODE_JSON.parent / ".." / "v1.2-sqlite" / "opencode", user_home / ".local/share/opencode"
+    )
+    shutil.copytree(FIXTURES / "pi" / "real" / "agent-history" / "agent", user_home / ".pi" / "agent")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
+    shutil.copytree(GEMINI_HOME, tmp_path / "gemini-home" / ".gemini")
+    monkeypatch.chdir(tmp_path)
+
+    def hosts() -> dict[str, int]:
+        with sqlite3.connect(db_path) as conn:
+            return dict(conn.execute("SELECT host, count(*) FROM sessions GROUP BY host").fetchall())
+
+    runner = CliRunner()
+    only_pi = runner.invoke(cli, ["--db", str(db_path), "import", "--host", "pi", "--json"])
+    assert only_pi.exit_code == 0 and hosts() == {"pi": 1}
+    everything = runner.invoke(cli, ["--db", str(db_path), "import", "--json"], catch_exceptions=False)
+    assert everything.exit_code == 0, everything.output
+    assert hosts() == {"pi": 1, "opencode": 2, "gemini": 2}
+    dumped = runner.invoke(cli, ["--db", str(db_path), "dump", "--source", "gemini", "--path",
+                                 str(next((tmp_path / "gemini-home").rglob("session-*.jsonl"))), "--json"])  # fmt: skip
+    assert dumped.exit_code == 0 and json.loads(dumped.output)["messages_added"] == 0
