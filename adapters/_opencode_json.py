@@ -1,4 +1,4 @@
-"""OpenCode's JSON storage (to 1.1.x): one file per session, message and part, rewritten in place.
+"""OpenCode's JSON storage (to 1.1.x), and the file ``opencode export`` writes.
 
 Ground truth (anomalyco/opencode ``storage/storage.ts``; shared/ref/more-hosts.md §1):
 
@@ -10,12 +10,16 @@ Ground truth (anomalyco/opencode ``storage/storage.ts``; shared/ref/more-hosts.m
 - A session is one source made of many files. Parts are rewritten in place while the model streams
   (some builds write a temporary file and rename it), so what changed is told by a signature over
   every file of the session (``signature``): the total size and the newest modification time.
+- ``opencode export [session]`` (every era) prints one session as ``{info, messages: [{info, parts}],
+  todos}``: the same records with the same ids, so an exported session already imported from the
+  host's own storage adds nothing. Such a file is read when it is named (``--path``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,9 @@ from adapters._jsonl import SIDE_FILE_MAX_BYTES, scrub_object_surrogates
 from adapters._opencode_parts import add_message, session_draft
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport
+
+
+_EXPORT_HEAD = re.compile(rb'\s*\{\s*"info"\s*:\s*\{[^{]*?"id"\s*:\s*"ses_')
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +102,45 @@ def read_session_file(path: Path, options: ReadOptions, report: ParseReport) -> 
             add_message(session, message_id, message, parts or loose.of(message_id), options, report)
         except (AttributeError, TypeError, ValueError) as exc:
             report.skip("bad_record", f"{message_file}: {exc!r}")
+    return session
+
+
+def is_export(path: Path) -> bool:
+    """A ``.json`` outside the storage layout that starts as ``opencode export`` output does:
+    ``{"info": {... "id": "ses_…``."""
+    if not path.name.endswith(".json") or is_session_file(path):
+        return False
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(4096)
+    except OSError:
+        return False
+    return _EXPORT_HEAD.match(head) is not None
+
+
+def read_export(path: Path, options: ReadOptions, report: ParseReport) -> SessionDraft | None:
+    """The session an ``opencode export`` file holds."""
+    exported = load(path, report)
+    if exported is None:
+        return None
+    info, messages = exported.get("info"), exported.get("messages")
+    if not isinstance(info, dict) or not isinstance(messages, list):
+        report.skip("not_an_export", str(path))
+        return None
+    session = session_draft(info, str(path))
+    for index, item in enumerate(messages):
+        message = item.get("info") if isinstance(item, dict) else None
+        parts = item.get("parts") if isinstance(item, dict) else None
+        message_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(message_id, str) or not isinstance(parts, list):
+            report.skip("bad_record", f"{path}: message {index}")
+            continue
+        try:
+            add_message(
+                session, message_id, message, [p for p in parts if isinstance(p, dict)], options, report
+            )
+        except (AttributeError, TypeError, ValueError) as exc:
+            report.skip("bad_record", f"{path}: message {index}: {exc!r}")
     return session
 
 

@@ -13,6 +13,7 @@ Ground truth (shared/ref/more-hosts.md §1):
   ``<project>/.opencode/opencode.db`` (``adapters._opencode_go``); the folder recall runs in and its
   parents are searched for one, and ``--path`` reads any other.
 - A JSON session is one source spread over many files; ``signature`` covers them all.
+- A file ``opencode export`` wrote is read when it is named (``--path``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,15 @@ from adapters._draft import SessionDraft
 from adapters._jsonl import home_dir, walk_files
 from adapters._opencode_db import SESSION_TABLES, read_database, session_ids
 from adapters._opencode_go import GO_TABLES, read_go_database
-from adapters._opencode_json import data_dir_of, is_session_file, read_session_file, session_id_of, signature
+from adapters._opencode_json import (
+    data_dir_of,
+    is_export,
+    is_session_file,
+    read_export,
+    read_session_file,
+    session_id_of,
+    signature,
+)
 from adapters._opencode_parts import HOST
 from adapters._sqlite import Unreadable, failure_reason, open_readonly, table_names
 from adapters.base import ReadOptions
@@ -78,8 +87,10 @@ class OpenCodeAdapter:
                 yield path
 
     def claims(self, path: Path) -> bool:
-        """``opencode*.db``, the database ``OPENCODE_DB`` names, or a JSON-era session file."""
-        if is_session_file(path) or (path.name.startswith("opencode") and path.name.endswith(".db")):
+        """``opencode*.db``, the database ``OPENCODE_DB`` names, a JSON-era session file or an export."""
+        if is_session_file(path) or is_export(path):
+            return True
+        if path.name.startswith("opencode") and path.name.endswith(".db"):
             return True
         return path == configured_database(data_dir())
 
@@ -112,8 +123,9 @@ class OpenCodeAdapter:
     def _sessions(
         self, path: Path, options: ReadOptions, report: ParseReport, only: str | None
     ) -> Iterator[SessionDraft]:
-        if is_session_file(path):
-            session = read_session_file(path, options, report)
+        if is_session_file(path) or is_export(path):
+            read = read_session_file if is_session_file(path) else read_export
+            session = read(path, options, report)
             if session is not None:
                 yield session
             return
@@ -164,8 +176,8 @@ def _is_source(path: Path) -> bool:
 
 
 def _is_database(path: Path) -> bool:
-    """Every source that is not a JSON session file is a database (``OPENCODE_DB`` may name it anything)."""
-    return not is_session_file(path)
+    """Every source but a JSON session or an export is a database (``OPENCODE_DB`` may name it anything)."""
+    return not is_session_file(path) and not is_export(path)
 
 
 def _stored_sessions(database: Path) -> set[str]:

@@ -271,3 +271,30 @@ def test_one_session_and_its_subagent_are_found_by_id(
     assert sorted(t.external_id for t in found) == [CHILD, PARENT]
     assert [t.external_id for t in ADAPTER.read_session(CHILD, ReadOptions(), report)] == [CHILD]
     assert ADAPTER.read_session("ses_unknown", ReadOptions(), report) == []
+
+
+def export_of(session_id: str, target: Path) -> Path:
+    """What ``opencode export <id>`` prints for a session of the JSON fixture: ``{info, messages:
+    [{info, parts}], todos}`` built from the same records (cli/cmd/export.ts)."""
+    storage = JSON_DATA / "storage"
+    info = json.loads(next(storage.glob(f"session/*/{session_id}.json")).read_text())
+    messages = []
+    for message_file in sorted((storage / "message" / session_id).glob("*.json")):
+        parts = [
+            json.loads(p.read_text()) for p in sorted((storage / "part" / message_file.stem).glob("*.json"))
+        ]
+        messages.append({"info": json.loads(message_file.read_text()), "parts": parts})
+    target.write_text(json.dumps({"info": info, "messages": messages, "todos": []}, indent=2) + "\n")
+    return target
+
+
+def test_an_opencode_export_reads_as_the_session_it_came_from(tmp_path: Path) -> None:
+    exported = export_of(PARENT, tmp_path / "fix-csv-export.json")
+    [transcript], report = read(exported)
+
+    assert not report.skipped and ADAPTER.claims(exported)
+    assert shape(transcript) == Counter(STORY[PARENT])
+    stored = sessions([DB])[PARENT]
+    assert [(m.key, m.text) for m in transcript.messages] == [(m.key, m.text) for m in stored.messages]
+    (tmp_path / "notes.json").write_text('{"info": {"title": "not an export"}}')
+    assert not ADAPTER.claims(tmp_path / "notes.json")
