@@ -30,7 +30,6 @@ from adapters._opencode_parts import add_message, session_draft
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport
 
-
 _EXPORT_HEAD = re.compile(rb'\s*\{\s*"info"\s*:\s*\{[^{]*?"id"\s*:\s*"ses_')
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from recall.transcript import ParseReport, Transcript
 
@@ -44,6 +44,7 @@ class HostAdapter(Protocol):
         ...
 
 
+@runtime_checkable
 class SpreadSource(Protocol):
     """An adapter whose one source spans several files: an OpenCode JSON-era session is a session file
     plus one file per message and per part, rewritten in place while the model streams.
@@ -55,3 +56,13 @@ class SpreadSource(Protocol):
     """
 
     def signature(self, path: Path) -> tuple[int, int] | None: ...
+
+
+@runtime_checkable
+class SessionLookup(Protocol):
+    """An adapter that can read one session by its id: OpenCode keeps no file per session, so its
+    hook names only the session, and reading the whole database for it would read every session."""
+
+    def read_session(
+        self, session_id: str, options: ReadOptions, report: ParseReport
+    ) -> list[Transcript]: ...

@@ -174,13 +174,12 @@ def _host_transcripts(
 ) -> tuple[list[Transcript], list[Transcript]]:
     """(the sessions that could be the one dumped, every session read from the same source)."""
     from adapters import get_adapter
-    from adapters.base import ReadOptions
+    from adapters.base import ReadOptions, SessionLookup
 
     adapter = get_adapter(host)
     options = ReadOptions()
-    lookup = getattr(adapter, "read_session", None)
-    if path is None and session_id and callable(lookup):
-        transcripts = lookup(session_id, options, report)
+    if path is None and session_id and isinstance(adapter, SessionLookup):
+        transcripts = adapter.read_session(session_id, options, report)
         if not transcripts:
             raise NotFound(f"no {host} session {session_id} was found; check `recall doctor`")
         return transcripts, transcripts

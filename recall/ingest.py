@@ -198,8 +198,9 @@ def _embed_within(store: Store, budget: float) -> dict[str, Any]:
 def source_signature(adapter: HostAdapter, path: Path) -> tuple[int, int]:
     """(size, mtime) of everything the source is read from: the adapter's own signature when its
     source spans several files (``adapters.base.SpreadSource``), else the file's."""
-    signature = getattr(adapter, "signature", None)
-    spread = signature(path) if callable(signature) else None
+    from adapters.base import SpreadSource
+
+    spread = adapter.signature(path) if isinstance(adapter, SpreadSource) else None
     return spread if spread is not None else file_signature(path)
 
 
