@@ -298,3 +298,25 @@ def test_an_opencode_export_reads_as_the_session_it_came_from(tmp_path: Path) ->
     assert [(m.key, m.text) for m in transcript.messages] == [(m.key, m.text) for m in stored.messages]
     (tmp_path / "notes.json").write_text('{"info": {"title": "not an export"}}')
     assert not ADAPTER.claims(tmp_path / "notes.json")
+
+
+def test_the_earliest_per_project_layout_reads_the_same(tmp_path: Path) -> None:
+    """Era A (before the first storage migration): project/<slug>/storage/session/{info, message,
+    part/<session>}/..., the same records as era B laid out per project (storage/storage.ts)."""
+    storage = JSON_DATA / "storage"
+    base = tmp_path / "opencode" / "project" / "invoice-api" / "storage" / "session"
+    for session_file in storage.glob("session/*/*.json"):
+        session_id = session_file.stem
+        (base / "info").mkdir(parents=True, exist_ok=True)
+        shutil.copy(session_file, base / "info" / session_file.name)
+        shutil.copytree(storage / "message" / session_id, base / "message" / session_id)
+        for message_file in (storage / "message" / session_id).glob("*.json"):
+            parts = storage / "part" / message_file.stem
+            if parts.is_dir():
+                shutil.copytree(parts, base / "part" / session_id / message_file.stem)
+
+    found = sessions(list(ADAPTER.discover([tmp_path / "opencode"])))
+
+    assert {key: shape(t) for key, t in found.items()} == {key: Counter(v) for key, v in STORY.items()}
+    session = next(base.glob(f"info/{PARENT}.json"))
+    assert ADAPTER.claims(session) and ADAPTER.signature(session) is not None
