@@ -1,4 +1,4 @@
-"""Host adapters: Claude Code, Cursor and Codex readers, looked up by name.
+"""Host adapters: Claude Code, Cursor, Codex, OpenCode, Pi and Gemini CLI readers, looked up by name.
 
 Each module exposes one ``ADAPTER`` object (see ``adapters.base.HostAdapter``).
 """
@@ -15,6 +15,9 @@ HOSTS: dict[str, str] = {
     "claude": "adapters.claude_code",
     "cursor": "adapters.cursor",
     "codex": "adapters.codex",
+    "opencode": "adapters.opencode",
+    "pi": "adapters.pi",
+    "gemini": "adapters.gemini",
 }
 
 

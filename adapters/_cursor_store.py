@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters._cursor_messages import HOST, as_str, content_parts, parse_json, time_span, turn_message
-from adapters._cursor_sqlite import Unreadable, open_readonly
 from adapters._jsonl import parse_timestamp
+from adapters._sqlite import Unreadable, open_readonly
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport, Role, Transcript, TranscriptMessage
 

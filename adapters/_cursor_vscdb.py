@@ -46,7 +46,6 @@ from adapters._cursor_messages import (
     time_span,
     tool_output,
 )
-from adapters._cursor_sqlite import prefix_range
 from adapters._cursor_workspace import (
     COMPOSERS_KEY,
     declared_folder,
@@ -55,6 +54,7 @@ from adapters._cursor_workspace import (
     workspace_folders,
 )
 from adapters._jsonl import parse_timestamp
+from adapters._sqlite import prefix_range
 from adapters._text import IMAGE_MARKER
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport, Role, Transcript, TranscriptMessage

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._cursor_messages import as_str, first_list, parent_path, parse_json, uri_to_path
-from adapters._cursor_sqlite import Unreadable, open_readonly, prefix_range
+from adapters._sqlite import Unreadable, open_readonly, prefix_range
 from recall.transcript import ParseReport
 
 COMPOSERS_KEY = "composer.composerData"

@@ -13,6 +13,9 @@ Ground truth this reader is built for (shared/ref/transcript-formats.md §2.10, 
   the line is kept. A byte-order mark on the first line is dropped.
 - Codex compresses idle rollouts to ``.jsonl.zst`` (zstd magic ``28 B5 2F FD``). Python 3.11 has no
   zstd, so the optional ``zstandard`` package is imported only when such a file is met.
+- A host that crashed between two appends can leave two JSON objects on one line with no newline
+  between them (Pi v1 files, seen in real sessions). Readers that ask for it (``split_glued``) get
+  both objects, each under that line's number; other readers count the line as ``bad_json``.
 - Nothing here raises on bad input: every skipped line or file goes to ``ParseReport.skip``.
 """
 
@@ -39,18 +42,26 @@ _NOT_JSON = object()
 _T = TypeVar("_T")
 
 
-def iter_records(path: Path, report: ParseReport) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_records(
+    path: Path, report: ParseReport, *, split_glued: bool = False
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every complete, well-formed JSON object line of ``path``."""
     with ExitStack() as stack:
         opened = _open(path, report, stack)
         if opened is not None:
-            yield from _records(*opened, path, report)
+            yield from _records(*opened, path, report, split_glued)
 
 
-def feed_records(path: Path, report: ParseReport, handle: Callable[[int, dict[str, Any]], None]) -> None:
+def feed_records(
+    path: Path,
+    report: ParseReport,
+    handle: Callable[[int, dict[str, Any]], None],
+    *,
+    split_glued: bool = False,
+) -> None:
     """Give every record of ``path`` to ``handle``; a record of a shape no host version was seen to
     write is counted as ``bad_record`` and the rest of the file still reads."""
-    for line_no, record in iter_records(path, report):
+    for line_no, record in iter_records(path, report, split_glued=split_glued):
         try:
             handle(line_no, record)
         except (AttributeError, TypeError, ValueError) as exc:
@@ -81,7 +92,11 @@ def _open(
 
 
 def _records(
-    stream: IO[bytes], errors: tuple[type[BaseException], ...], path: Path, report: ParseReport
+    stream: IO[bytes],
+    errors: tuple[type[BaseException], ...],
+    path: Path,
+    report: ParseReport,
+    split_glued: bool,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     line_no = 0
     readline = stream.readline
@@ -117,6 +132,12 @@ def _records(
             obj = loads(text)
         except (ValueError, RecursionError):
             obj = _NOT_JSON
+        if obj is _NOT_JSON and split_glued and (glued := glued_objects(text)) is not None:
+            for part in glued:
+                if (b"\\ud" in raw or b"\\uD" in raw) and scrub_object_surrogates(part):
+                    report.skip("lone_surrogate", f"{path}:{line_no}")
+                yield line_no, part
+            continue
         if obj is _NOT_JSON:
             if raw.strip():
                 report.skip("bad_json", f"{path}:{line_no}")
@@ -126,9 +147,28 @@ def _records(
         if not isinstance(obj, dict):
             report.skip("not_object", f"{path}:{line_no}")
             continue
-        if (b"\\ud" in raw or b"\\uD" in raw) and _scrub_surrogates(obj):
+        if (b"\\ud" in raw or b"\\uD" in raw) and scrub_object_surrogates(obj):
             report.skip("lone_surrogate", f"{path}:{line_no}")
         yield line_no, obj
+
+
+def glued_objects(text: str) -> list[dict[str, Any]] | None:
+    """The JSON objects written back to back on one line, or None unless it is two or more objects
+    and nothing else (a split at a literal ``}{`` would cut strings that contain one)."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    index, end = 0, len(text.rstrip())
+    while index < end:
+        while text[index] in " \t":
+            index += 1
+        try:
+            obj, index = decoder.raw_decode(text, index)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        found.append(obj)
+    return found if len(found) > 1 else None
 
 
 def _drain_line(readline: Callable[[int], bytes], limit: int) -> None:
@@ -138,8 +178,8 @@ def _drain_line(readline: Callable[[int], bytes], limit: int) -> None:
             return
 
 
-def _scrub_surrogates(obj: Any) -> bool:
-    """Replace lone surrogates in every string of ``obj`` in place; True if any was found."""
+def scrub_object_surrogates(obj: Any) -> bool:
+    """Replace lone surrogates in every string (and key) of ``obj`` in place; True if any was found."""
     found = False
     items: list[tuple[Any, Any]] = []
     if isinstance(obj, dict):
@@ -153,7 +193,7 @@ def _scrub_surrogates(obj: Any) -> bool:
                 obj[key] = fixed
                 found = True
         elif isinstance(value, dict | list):
-            found = _scrub_surrogates(value) or found
+            found = scrub_object_surrogates(value) or found
         if isinstance(obj, dict) and isinstance(key, str) and _SURROGATE_RE.search(key):
             obj[scrub_surrogates(key)] = obj.pop(key)
             found = True

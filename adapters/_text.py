@@ -28,11 +28,12 @@ _DATA_URL_RE = re.compile(
     r"data:([A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+)?(?:;[A-Za-z0-9.+=-]+)*;base64,[A-Za-z0-9+/=]+"
 )
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# Input keys that name what a tool acts on, most telling first (Claude and Codex tool schemas).
+# Input keys that name what a tool acts on, most telling first (Claude, Codex, OpenCode, Gemini tools).
 _GIST_KEYS = (
     "command",
     "cmd",
     "file_path",
+    "filePath",
     "notebook_path",
     "pattern",
     "query",

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from recall.transcript import ParseReport, Transcript
 
@@ -27,7 +27,7 @@ class ReadOptions:
 
 
 class HostAdapter(Protocol):
-    name: str  # "claude" | "cursor" | "codex"
+    name: str  # "claude" | "cursor" | "codex" | "opencode" | "pi" | "gemini"
     env_vars: tuple[str, ...]  # the environment variables that move this host's data
 
     def locations(self) -> list[Path]:
@@ -74,3 +74,27 @@ def first_objects(path: Path, count: int = 8) -> list[dict[str, Any]]:
         if isinstance(value, dict):
             found.append(value)
     return found
+
+
+@runtime_checkable
+class SpreadSource(Protocol):
+    """An adapter whose one source spans several files: an OpenCode JSON-era session is a session file
+    plus one file per message and per part, rewritten in place while the model streams.
+
+    ``signature`` is ``(size, mtime_ns)`` over all of them, so the importer's unchanged-file skip sees
+    a grown or rewritten part though the session file itself did not change; None when ``path`` is a
+    source of one file. Such files, and every source of adapters without ``signature``, are signed by
+    the file alone (plus a SQLite ``-wal``).
+    """
+
+    def signature(self, path: Path) -> tuple[int, int] | None: ...
+
+
+@runtime_checkable
+class SessionLookup(Protocol):
+    """An adapter that can read one session by its id: OpenCode keeps no file per session, so its
+    hook names only the session, and reading the whole database for it would read every session."""
+
+    def read_session(
+        self, session_id: str, options: ReadOptions, report: ParseReport
+    ) -> list[Transcript]: ...

@@ -152,7 +152,8 @@ class ClaudeCodeAdapter:
         if not _is_transcript(path) or path.name.startswith("rollout-") or "agent-transcripts" in path.parts:
             return False
         objects = first_objects(path)
-        return not objects or any(_CLAUDE_KEYS & obj.keys() for obj in objects)
+        # Gemini CLI's JSONL chats carry a sessionId too, beside a projectHash no Claude line has.
+        return not objects or any(_CLAUDE_KEYS & obj.keys() and "projectHash" not in obj for obj in objects)
 
     def read(self, path: Path, options: ReadOptions, report: ParseReport) -> Iterator[Transcript]:
         """The file's transcripts; a bad or missing ``sessions-index.json`` is simply not used."""

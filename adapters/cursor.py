@@ -30,11 +30,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from adapters._cursor_messages import HOST
-from adapters._cursor_sqlite import Unreadable, failure_reason, open_readonly, table_names
 from adapters._cursor_store import STORE_TABLES, read_store_db
 from adapters._cursor_transcripts import TRANSCRIPTS_DIR, read_jsonl, read_txt, session_ids
 from adapters._cursor_vscdb import composer_ids, read_state_db
 from adapters._jsonl import home_dir, walk_files
+from adapters._sqlite import Unreadable, failure_reason, open_readonly, table_names
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport, Transcript
 

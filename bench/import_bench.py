@@ -1,12 +1,17 @@
-"""Import throughput: generated Claude Code and Codex transcripts through the real `recall import` path.
+"""Import throughput: generated host transcripts through the real `recall import` path.
 
 Generates a corpus (default 100,000 messages over 400 sessions: prose of realistic lengths, tool
 calls and tool output, a planted secret in about one message in fifty), imports it into a fresh
 database with embeddings off (the issue's figure excludes them), and reports messages per second
-end to end: discovery, parsing, scrubbing, SQLite and FTS5 writes. A second run over the same files
-measures the unchanged-file skip.
+end to end: discovery, parsing, scrubbing, SQLite and FTS5 writes, and per second of this process's
+CPU time (what wall time loses on a machine shared with other work). A second run over the same
+files measures the unchanged-file skip.
 
-    python bench/import_bench.py [--messages 100000] [--json]
+``--host`` picks the format (default Claude Code JSONL): ``opencode`` writes an ``opencode.db`` of
+the 1.2+ schema, ``pi`` v3 session files, ``gemini`` append-only JSONL chats in which every message
+with tool calls is written twice (running, then finished) and ``$set`` lines follow each turn.
+
+    python bench/import_bench.py [--messages 100000] [--host claude|opencode|pi|gemini] [--json]
     python bench/import_bench.py --messages 5000 --embed   # then embed the text messages (real model)
 
 ``--embed`` adds what the issue's embedding figure measures: after the import, the messages people and
@@ -108,23 +113,189 @@ def generate(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
     return written
 
 
-def run(messages: int, sessions: int, embed: bool = False) -> dict[str, object]:
+Turn = tuple[str, str]  # ("user" | "assistant" | "call" | "result", text or command or output)
+
+
+def _turns(rng: random.Random, count: int) -> list[Turn]:
+    """One session's messages: prompts, answers, and shell calls each followed by its output."""
+    turns: list[Turn] = []
+    while len(turns) < count:
+        text = _prose(rng, 8, 60)
+        if rng.random() < 0.02:
+            text += " key " + rng.choice(SECRETS)(rng)
+        turns.append(("user", text))
+        for _ in range(rng.randint(0, 3)):
+            turns.append(("call", f"pytest -q tests/test_{rng.choice(WORDS)}.py"))
+            output = "\n".join(_prose(rng, 5, 20) for _ in range(rng.randint(2, 60)))
+            if rng.random() < 0.05:
+                output += "\nexport TOKEN=" + rng.choice(SECRETS)(rng)
+            turns.append(("result", output))
+        turns.append(("assistant", _prose(rng, 20, 200)))
+    return turns[:count]
+
+
+def _iso(when: datetime) -> str:
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def generate_pi(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
+    """Pi v3 session files: a header, then one entry per message in a parentId chain."""
+    rng = random.Random(seed)
+    start, written = datetime(2026, 6, 1, tzinfo=UTC), 0
+    for s in range(sessions):
+        session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+        begun = start + timedelta(minutes=s * 300)
+        lines = [{"type": "session", "version": 3, "id": session_id, "timestamp": _iso(begun),
+                  "cwd": f"/home/dev/proj{s % 12}"}]  # fmt: skip
+        parent = None
+        for i, (kind, text) in enumerate(_turns(rng, max(2, messages // sessions))):
+            when = begun + timedelta(seconds=i)
+            stamp = int(when.timestamp() * 1000)
+            if kind == "user":
+                message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": stamp}
+            elif kind == "assistant":
+                message = {"role": "assistant", "content": [{"type": "text", "text": text}], "model": "m-1",
+                           "stopReason": "stop", "timestamp": stamp}  # fmt: skip
+            elif kind == "call":
+                message = {"role": "assistant", "model": "m-1", "stopReason": "toolUse", "timestamp": stamp,
+                           "content": [{"type": "toolCall", "id": f"call_{s}_{i}", "name": "bash",
+                                        "arguments": {"command": text}}]}  # fmt: skip
+            else:
+                message = {"role": "toolResult", "toolCallId": f"call_{s}_{i - 1}", "toolName": "bash",
+                           "content": [{"type": "text", "text": text}], "isError": False, "timestamp": stamp}  # fmt: skip
+            entry_id = f"{rng.getrandbits(32):08x}"
+            lines.append({"type": "message", "id": entry_id, "parentId": parent, "timestamp": _iso(when),
+                          "message": message})  # fmt: skip
+            parent = entry_id
+            written += 1
+        path = (
+            folder
+            / "sessions"
+            / f"--home-dev-proj{s % 12}--"
+            / f"{_iso(begun).replace(':', '-')}_{session_id}.jsonl"
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return written
+
+
+def generate_gemini(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
+    """Gemini CLI v0.39+ chats: metadata, messages (tool calls written running, then finished), $set."""
+    rng = random.Random(seed)
+    start, written = datetime(2026, 6, 1, tzinfo=UTC), 0
+    for s in range(sessions):
+        session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+        begun = start + timedelta(minutes=s * 300)
+        lines: list[dict[str, object]] = [{"sessionId": session_id, "projectHash": f"{s % 12:064x}",
+                                           "startTime": _iso(begun), "lastUpdated": _iso(begun), "kind": "main"}]  # fmt: skip
+        turns = _turns(rng, max(2, messages // sessions))
+        for i, (kind, text) in enumerate(turns):
+            when = _iso(begun + timedelta(seconds=i))
+            if kind == "user":
+                lines.append(
+                    {"id": f"u{s}-{i}", "timestamp": when, "type": "user", "content": [{"text": text}]}
+                )
+            elif kind == "assistant":
+                lines.append({"id": f"g{s}-{i}", "timestamp": when, "type": "gemini", "content": text,
+                              "model": "gemini-3-flash-preview"})  # fmt: skip
+                lines.append({"$set": {"lastUpdated": when}})
+            elif kind == "call":
+                call = {"id": f"c{s}-{i}", "name": "run_shell_command", "args": {"command": text},
+                        "status": "executing", "timestamp": when}  # fmt: skip
+                message = {
+                    "id": f"g{s}-{i}",
+                    "timestamp": when,
+                    "type": "gemini",
+                    "content": "",
+                    "toolCalls": [call],
+                }
+                lines.append(message)
+                output = turns[i + 1][1] if i + 1 < len(turns) else ""
+                finished = {**call, "status": "success", "result": [
+                    {"functionResponse": {"id": call["id"], "name": call["name"], "response": {"output": output}}}]}  # fmt: skip
+                lines.append({**message, "toolCalls": [finished]})
+            written += 1
+        chats = folder / "tmp" / f"proj{s % 12}" / "chats"
+        chats.mkdir(parents=True, exist_ok=True)
+        name = f"session-{_iso(begun)[:16].replace(':', '-')}-{session_id[:8]}.jsonl"
+        (chats / name).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return written
+
+
+_OPENCODE_SCHEMA = """
+CREATE TABLE project (id text PRIMARY KEY, worktree text NOT NULL, vcs text, name text, time_created integer NOT NULL,
+  time_updated integer NOT NULL, sandboxes text NOT NULL);
+CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text, slug text NOT NULL,
+  directory text NOT NULL, title text NOT NULL, version text NOT NULL, time_created integer NOT NULL,
+  time_updated integer NOT NULL);
+CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL,
+  time_updated integer NOT NULL, data text NOT NULL);
+CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL,
+  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
+CREATE INDEX part_session_idx ON part (session_id);
+"""
+
+
+def generate_opencode(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
+    """An OpenCode 1.2+ ``opencode.db``: a user or assistant message per turn, a tool part per call."""
+    import sqlite3
+
+    rng = random.Random(seed)
+    start_ms, written = int(datetime(2026, 6, 1, tzinfo=UTC).timestamp() * 1000), 0
+    folder.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(folder / "opencode.db")
+    conn.executescript(_OPENCODE_SCHEMA)
+    conn.execute("INSERT INTO project VALUES ('p', '/home/dev', 'git', NULL, 0, 0, '[]')")
+    for s in range(sessions):
+        session_id, begun = f"ses_{s:026d}", start_ms + s * 18_000_000
+        conn.execute("INSERT INTO session VALUES (?, 'p', NULL, ?, ?, ?, '1.2.0', ?, ?)",
+                     (session_id, f"s{s}", f"/home/dev/proj{s % 12}", f"session {s}", begun, begun))  # fmt: skip
+        turns = _turns(rng, max(2, messages // sessions))
+        for i, (kind, text) in enumerate(turns):
+            when, message_id, part_id = begun + i * 1000, f"msg_{s:08d}{i:08d}", f"prt_{s:08d}{i:08d}"
+            if kind == "result":
+                continue  # written with its call, as one tool part
+            role = "user" if kind == "user" else "assistant"
+            info = {"role": role, "time": {"created": when}, "modelID": "m-1", "agent": "build"}
+            if kind == "call":
+                output = turns[i + 1][1] if i + 1 < len(turns) else ""
+                part = {"type": "tool", "callID": f"call_{s}_{i}", "tool": "bash",
+                        "state": {"status": "completed", "input": {"command": text}, "output": output}}  # fmt: skip
+                written += 1
+            else:
+                part = {"type": "text", "text": text}
+            conn.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                         (message_id, session_id, when, when, json.dumps(info)))  # fmt: skip
+            conn.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                         (part_id, message_id, session_id, when, when, json.dumps(part)))  # fmt: skip
+            written += 1
+    conn.commit()
+    conn.close()
+    return written
+
+
+GENERATORS = {"claude": generate, "opencode": generate_opencode, "pi": generate_pi, "gemini": generate_gemini}
+
+
+def run(messages: int, sessions: int, embed: bool = False, host: str = "claude") -> dict[str, object]:
     from adapters import get_adapter
     from recall.ingest import run_import
     from recall.store import Store
 
     with tempfile.TemporaryDirectory(prefix="recall-import-bench-") as tmp:
         root = Path(tmp)
+        source = root / host
         t0 = time.perf_counter()
-        lines = generate(root / "claude", messages, sessions)
+        lines = GENERATORS[host](source, messages, sessions)
         generated = time.perf_counter() - t0
         store = Store(root / "bench.db")
-        adapter = get_adapter("claude")
-        t1 = time.perf_counter()
-        first = run_import(store, [adapter], paths=[root / "claude"], embed_budget_seconds=0)
-        first_seconds = time.perf_counter() - t1
+        adapter = get_adapter(host)
+        t1, cpu1 = time.perf_counter(), time.process_time()
+        first = run_import(store, [adapter], paths=[source], embed_budget_seconds=0)
+        first_seconds, first_cpu = time.perf_counter() - t1, time.process_time() - cpu1
         t2 = time.perf_counter()
-        second = run_import(store, [adapter], paths=[root / "claude"], embed_budget_seconds=0)
+        second = run_import(store, [adapter], paths=[source], embed_budget_seconds=0)
         second_seconds = time.perf_counter() - t2
         embedding: dict[str, object] = {}
         if embed:
@@ -133,12 +304,17 @@ def run(messages: int, sessions: int, embed: bool = False) -> dict[str, object]:
         store.close()
     return {
         **embedding,
+        "host": host,
         "lines_generated": lines,
         "generate_seconds": round(generated, 2),
         "messages_added": first.messages_added,
         "sessions": first.sessions_new,
         "import_seconds": round(first_seconds, 2),
         "messages_per_second": round(first.messages_added / first_seconds),
+        "import_cpu_seconds": round(
+            first_cpu, 2
+        ),  # this process's CPU time: what a shared machine leaves out
+        "messages_per_cpu_second": round(first.messages_added / first_cpu),
         "secrets_redacted": dict(first.redactions),
         "second_run_seconds": round(second_seconds, 3),
         "second_run_messages_added": second.messages_added,
@@ -167,19 +343,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--sessions", type=int, default=400)
+    parser.add_argument("--host", choices=sorted(GENERATORS), default="claude", help="transcript format")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--embed", action="store_true", help="then embed the text messages with the real model"
     )
     args = parser.parse_args()
-    result = run(args.messages, args.sessions, args.embed)
+    result = run(args.messages, args.sessions, args.embed, args.host)
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"generated {result['lines_generated']:,} transcript lines in {result['generate_seconds']} s")
+    print(
+        f"generated {result['lines_generated']:,} {result['host']} messages in {result['generate_seconds']} s"
+    )
     print(
         f"imported {result['messages_added']:,} messages in {result['sessions']} sessions in "
-        f"{result['import_seconds']} s: {result['messages_per_second']:,} messages/s (target 5,000)"
+        f"{result['import_seconds']} s: {result['messages_per_second']:,} messages/s (target 5,000); "
+        f"{result['messages_per_cpu_second']:,} messages per CPU second"
     )
     print(f"secrets redacted: {result['secrets_redacted']}")
     print(

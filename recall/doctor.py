@@ -10,6 +10,7 @@ except that opening an older database upgrades its schema, as every recall comma
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,8 +24,17 @@ from recall import hooklog
 if TYPE_CHECKING:
     from recall.store import Store
 
-HOST_LABELS = {"claude": "Claude Code", "cursor": "Cursor", "codex": "Codex", "vscode": "VS Code"}
+HOST_LABELS = {
+    "claude": "Claude Code",
+    "cursor": "Cursor",
+    "codex": "Codex",
+    "vscode": "VS Code",
+    "opencode": "OpenCode",
+    "pi": "Pi",
+    "gemini": "Gemini CLI",
+}
 CLAUDE_DEFAULT_RETENTION_DAYS = 30
+GEMINI_DEFAULT_RETENTION_DAYS = 30
 RETENTION_WARNING_DAYS = 7  # warn this long before the host deletes a transcript
 LOG_DAYS = 7
 
@@ -200,26 +210,43 @@ def check_transcripts(store: Store | None) -> Section:
 
 
 def check_retention(store: Store | None, now: datetime) -> Section:
-    from adapters import get_adapter
+    """Hosts that delete old transcripts: Claude Code (``cleanupPeriodDays``) and Gemini CLI
+    (``general.sessionRetention``, on by default with ``maxAge`` 30d)."""
     from recall.connect.claude import config_dir
+    from recall.connect.gemini import user_dir
 
     section = Section("Retention")
     settings = config_dir(Path.home()) / "settings.json"
     days = _cleanup_days(settings)
     if days == 0:
         section.add("warn", f"Claude Code keeps no transcripts (cleanupPeriodDays is 0 in {settings})")
-        return section
+    else:
+        _host_retention(section, store, now, "claude", days, f"cleanupPeriodDays {days}")
+    gemini = user_dir(Path.home())
+    gemini_days = _gemini_retention_days(gemini / "settings.json")
+    if gemini.is_dir() and gemini_days is not None:
+        _host_retention(section, store, now, "gemini", gemini_days, f"sessionRetention maxAge {gemini_days}d")
+    return section
+
+
+def _host_retention(
+    section: Section, store: Store | None, now: datetime, host: str, days: int, setting: str
+) -> None:
+    """Warn about transcripts the host deletes within a week that were never fully imported."""
+    from adapters import get_adapter
+
+    label = HOST_LABELS[host]
     try:
-        files = list(get_adapter("claude").discover())
+        files = list(get_adapter(host).discover())
     except Exception as exc:  # noqa: BLE001 - reported by the transcripts check too
-        section.add("info", f"Claude Code transcripts cannot be listed ({type(exc).__name__})")
-        return section
+        section.add("info", f"{label} transcripts cannot be listed ({type(exc).__name__})")
+        return
     if not files:
         section.add(
-            "info", f"no Claude Code transcripts on this machine (Claude Code deletes them after {days} days)"
+            "info", f"no {label} transcripts on this machine ({label} deletes them after {days} days)"
         )
-        return section
-    captured = _captured_times(store, "claude")
+        return
+    captured = _captured_times(store, host)
     changed = {path: _mtime(path) for path in files}
     missing = [
         path for path, when in changed.items() if when is not None and not _is_captured(path, when, captured)
@@ -229,19 +256,15 @@ def check_retention(store: Store | None, now: datetime) -> Section:
     if at_risk:
         section.add(
             "warn",
-            f"{len(at_risk)} Claude Code transcripts that were never fully imported will be deleted by Claude Code "
-            f"within {RETENTION_WARNING_DAYS} days (cleanupPeriodDays {days}): run `recall import --host claude`",
+            f"{len(at_risk)} {label} transcripts that were never fully imported will be deleted by {label} "
+            f"within {RETENTION_WARNING_DAYS} days ({setting}): run `recall import --host {host}`",
         )
     elif missing:
         section.add(
-            "info",
-            f"{len(missing)} Claude Code transcripts are not fully imported yet; none is due for deletion",
+            "info", f"{len(missing)} {label} transcripts are not fully imported yet; none is due for deletion"
         )
     else:
-        section.add(
-            "ok", f"Claude Code deletes transcripts after {days} days; every one it holds is imported"
-        )
-    return section
+        section.add("ok", f"{label} deletes transcripts after {days} days; every one it holds is imported")
 
 
 def check_hook_log(now: datetime) -> Section:
@@ -332,6 +355,24 @@ def _mtime(path: Path) -> datetime | None:
         return datetime.fromtimestamp(path.stat().st_mtime, UTC)
     except OSError:
         return None
+
+
+def _gemini_retention_days(settings: Path) -> int | None:
+    """Gemini CLI's ``general.sessionRetention.maxAge`` in days (30 unless set); None when it is off."""
+    try:
+        general = json.loads(settings.read_text(encoding="utf-8")).get("general") or {}
+        retention = general.get("sessionRetention") or {}
+    except (OSError, ValueError, AttributeError):
+        retention = {}
+    if not isinstance(retention, dict):
+        retention = {}
+    if retention.get("enabled") is False:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*([hdwm])\s*", str(retention.get("maxAge", "30d")))
+    if match is None:
+        return GEMINI_DEFAULT_RETENTION_DAYS
+    number, unit = int(match.group(1)), match.group(2)
+    return max(1, {"h": number // 24, "d": number, "w": number * 7, "m": number * 30}[unit])
 
 
 def _cleanup_days(settings: Path) -> int:

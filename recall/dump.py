@@ -1,9 +1,11 @@
 """`recall dump`: store the session that just ended, and a summary of it.
 
-With a host source the host's own transcript is read natively (the file a hook names, or the newest
-session of the current project); with ``mcp`` the caller's explicit ``{role, content, timestamp?}``
-messages are stored. Both go through the same import path, so dumping a session that an import
-already holds adds only what is missing, and a session held under another host is refused.
+With a host recall reads (``recall.sources.READ_HOSTS``) the host's own transcript is read natively:
+the file a hook names, the session a hook names by id (OpenCode keeps no file per session), or the
+newest session of the current project. With ``mcp``, or a host recall has no reader for (``grok``,
+``jcode``, ``omp``), the caller's explicit ``{role, content, timestamp?}`` messages are stored, under
+that host. Both go through the same import path, so dumping a session that an import already holds
+adds only what is missing, and a session held under another host is refused.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.ingest import ImportSummary, file_signature, import_transcripts_now
+from recall.ingest import ImportSummary, import_transcripts_now, source_signature
 from recall.project import resolve_project
+from recall.sources import DUMP_SOURCES, READ_HOSTS
 from recall.store.transcripts import SourceStamp
 from recall.summary import build_summary
 from recall.transcript import Origin, ParseReport, Role, Transcript, TranscriptMessage
@@ -27,8 +30,6 @@ from recall.transcript import Origin, ParseReport, Role, Transcript, TranscriptM
 if TYPE_CHECKING:
     from recall.store import Store
 
-HOST_SOURCES = ("claude", "cursor", "codex")
-SOURCES = (*HOST_SOURCES, "mcp")
 MAX_EXPLICIT_MESSAGES = 5_000
 NEWEST_FILES_TO_TRY = 40
 
@@ -68,23 +69,26 @@ def dump_session(
     messages: Sequence[dict[str, Any]] | None = None,
     cwd: str | None = None,
 ) -> DumpResult:
-    if source not in SOURCES:
-        raise InvalidInput(f"unknown source {source!r}; use one of: {', '.join(SOURCES)}")
+    if source not in DUMP_SOURCES:
+        raise InvalidInput(f"unknown source {source!r}; use one of: {', '.join(DUMP_SOURCES)}")
     cwd = cwd or os.getcwd()
     report = ParseReport()
     stamp: SourceStamp | None = None
-    if source == "mcp":
+    if source not in READ_HOSTS:
         if not messages:
-            raise InvalidInput("give the session's messages: a JSON list of {role, content, timestamp?}")
-        transcripts = [explicit_transcript(messages, session_id=session_id, cwd=cwd, title=title)]
+            reader = "" if source == "mcp" else f"recall has no {source} reader: "
+            raise InvalidInput(
+                f"{reader}give the session's messages: a JSON list of {{role, content, timestamp?}}"
+            )
+        host = "mcp" if source == "mcp" else source
+        transcripts = [explicit_transcript(messages, session_id=session_id, cwd=cwd, title=title, host=host)]
     else:
         if messages:
             raise InvalidInput(
                 f"--source {source} reads the host's transcript; explicit messages need --source mcp"
             )
         if path is not None and path.exists():
-            size, mtime_ns = file_signature(path)  # taken before reading: a growing file stays "changed"
-            stamp = SourceStamp(source, str(path.resolve()), size, mtime_ns)
+            stamp = _stamp(source, path)  # taken before reading: a growing file stays "changed"
         wanted, found = _host_transcripts(source, path, session_id, project or resolve_project(cwd), report)
         transcripts = _with_children(_main_transcript(wanted, session_id), found)
     main = transcripts[0]
@@ -117,7 +121,12 @@ def dump_session(
 
 
 def explicit_transcript(
-    messages: Sequence[dict[str, Any]], *, session_id: str | None, cwd: str, title: str | None
+    messages: Sequence[dict[str, Any]],
+    *,
+    session_id: str | None,
+    cwd: str,
+    title: str | None,
+    host: str = "mcp",
 ) -> Transcript:
     """Turn caller-supplied messages into a transcript whose keys survive a re-dump with more messages."""
     if len(messages) > MAX_EXPLICIT_MESSAGES:
@@ -154,7 +163,7 @@ def explicit_transcript(
         parsed.append(TranscriptMessage(key, role, content, timestamp, origin))
     times = [m.timestamp for m in parsed if m.timestamp]
     return Transcript(
-        host="mcp",
+        host=host,
         external_id=session_id or f"dump-{uuid.uuid4()}",
         messages=tuple(parsed),
         cwd=cwd,
@@ -169,10 +178,15 @@ def _host_transcripts(
 ) -> tuple[list[Transcript], list[Transcript]]:
     """(the sessions that could be the one dumped, every session read from the same source)."""
     from adapters import get_adapter
-    from adapters.base import ReadOptions
+    from adapters.base import ReadOptions, SessionLookup
 
     adapter = get_adapter(host)
     options = ReadOptions()
+    if path is None and session_id and isinstance(adapter, SessionLookup):
+        transcripts = adapter.read_session(session_id, options, report)
+        if not transcripts:
+            raise NotFound(f"no {host} session {session_id} was found; check `recall doctor`")
+        return transcripts, transcripts
     if path is not None:
         if not path.exists():
             raise InvalidInput(f"no transcript at {path}")
@@ -235,6 +249,14 @@ def _parse_time(value: Any, index: int) -> datetime | None:
     except ValueError:
         raise InvalidInput(f"message {index}: cannot read timestamp {value!r}; use ISO 8601") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _stamp(host: str, path: Path) -> SourceStamp:
+    """The source the dumped file is remembered as, so the next import skips it while unchanged."""
+    from adapters import get_adapter
+
+    size, mtime_ns = source_signature(get_adapter(host), path)
+    return SourceStamp(host, str(path.resolve()), size, mtime_ns)
 
 
 def _mtime(path: Path) -> float:

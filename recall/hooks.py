@@ -15,6 +15,12 @@ next search), and record every outcome, good or bad, as one line of the hook log
   host's own JSON shape.
 - Codex (``notify``; one JSON argument): ``type: agent-turn-complete``, ``thread-id``, ``cwd``.
   The thread id names the rollout file (``rollout-<time>-<thread id>.jsonl``).
+- Gemini CLI (``SessionEnd``; stdin): Claude Code's fields. Gemini does not wait for the hook, so it
+  runs with ``--detach``: the payload is handed to a process of its own (``detach_dump_hook``).
+- OpenCode's plugin (``session.idle``) and Pi's extension (``session_shutdown``) start the hook
+  detached themselves, with the payload as its argument: ``session_id`` and ``cwd``, plus Pi's
+  session file as ``transcript_path``. OpenCode keeps no file per session; the dump reads the
+  session by id.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +37,8 @@ from typing import Any, TextIO
 
 from recall import hooklog
 from recall.errors import InvalidInput, NotFound
+from recall.sources import READ_HOSTS
 
-HOSTS = ("claude", "cursor", "codex")
 DEFAULT_BRIEF_TOKENS = 1200
 MAX_INPUT_CHARS = 1_000_000  # hook payloads are a few hundred bytes; never buffer a runaway stream
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -60,7 +68,7 @@ def parse_event(raw: str, host: str | None = None) -> HookEvent:
     if not isinstance(data, dict):
         raise InvalidInput("the hook input is not a JSON object")
     host = host or _infer_host(data)
-    if host not in HOSTS:
+    if host not in READ_HOSTS:
         raise InvalidInput("cannot tell which agent sent this hook input; pass --source")
     if host == "cursor":
         cwd = _cursor_root(data)
@@ -117,6 +125,55 @@ def run_dump_hook(db_path: str | None, raw: str, host: str | None = None) -> Hoo
         run = HookRun("error", f"{type(exc).__name__}: {exc}")
     hooklog.write("dump", run.status, run.message, _millis(started))
     return run
+
+
+def detach_dump_hook(db_path: str | None, raw: str, host: str | None) -> HookRun:
+    """Hand the payload to ``recall dump --from-hook`` in a process of its own and return at once.
+
+    For hosts that do not wait for their hook (Gemini CLI's ``SessionEnd``): the host may exit, and
+    take the hook's process group with it, before an import finishes. The payload is checked here
+    and only the fields the dump reads are passed on, as one argument. Never raises; a payload that
+    cannot be read is logged here, everything after that by the background dump.
+    """
+    started = time.monotonic()
+    try:
+        event = parse_event(raw, host)
+        payload = json.dumps(
+            {
+                "session_id": event.session_id,
+                "transcript_path": str(event.transcript) if event.transcript else None,
+                "cwd": event.cwd,
+                "hook_event_name": event.event,
+            }
+        )
+        database = ["--db", db_path] if db_path else []
+        argv = [
+            sys.executable,
+            "-m",
+            "recall",
+            *database,
+            "dump",
+            "--from-hook",
+            "--source",
+            event.host,
+            payload,
+        ]
+        flags = getattr(subprocess, "DETACHED_PROCESS", 0) | getattr(
+            subprocess, "CREATE_NEW_PROCESS_GROUP", 0
+        )
+        subprocess.Popen(  # this interpreter running recall; the payload is one argument
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=os.name != "nt",
+            creationflags=flags,
+        )
+        return HookRun("ok", f"{event.host} {event.event}: handed to a background import")
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail its agent; the log says what went wrong
+        run = HookRun("error", f"{type(exc).__name__}: {exc}")
+        hooklog.write("dump", run.status, run.message, _millis(started))
+        return run
 
 
 def run_context_hook(db_path: str | None, raw: str, *, project: str | None, max_tokens: int) -> str:
@@ -177,6 +234,11 @@ def find_transcript(event: HookEvent) -> Path | None:
     roots = get_adapter(event.host).default_roots()
     if event.host == "codex":
         patterns = [f"**/rollout-*{event.session_id}.jsonl", f"**/rollout-*{event.session_id}.jsonl.zst"]
+    elif event.host == "pi":
+        patterns = [f"**/*_{event.session_id}.jsonl"]
+    elif event.host == "gemini":
+        short = event.session_id[:8]
+        patterns = [f"*/chats/session-*-{short}.jsonl", f"*/chats/session-*-{short}.json"]
     elif event.host == "cursor":
         base = "projects/*/agent-transcripts"
         sid = event.session_id
@@ -187,7 +249,7 @@ def find_transcript(event: HookEvent) -> Path | None:
             f"{base}/{sid}.txt",
         ]
     else:
-        return None  # Claude Code always names its transcript; dump_session finds it by id otherwise
+        return None  # Claude Code names its transcript; OpenCode has none (dump_session reads it by id)
     for pattern in patterns:
         for root in roots:
             found = sorted(Path(root).glob(pattern))

@@ -141,7 +141,7 @@ def run_import(
             progress(done, len(sources), str(path))
         summary.files_seen += 1
         try:
-            size, mtime_ns = file_signature(path)
+            size, mtime_ns = source_signature(adapter, path)
         except OSError as exc:
             summary.files_failed += 1
             summary.errors.append(f"{path}: {exc.strerror or exc}")
@@ -213,6 +213,15 @@ def _embed_within(store: Store, embedder: Embedder, budget: float) -> dict[str, 
         return embed_pending(store, embedder, budget_seconds=budget).to_dict()
     except ModelUnavailable as exc:
         return {"embedded": 0, "error": str(exc)}
+
+
+def source_signature(adapter: HostAdapter, path: Path) -> tuple[int, int]:
+    """(size, mtime) of everything the source is read from: the adapter's own signature when its
+    source spans several files (``adapters.base.SpreadSource``), else the file's."""
+    from adapters.base import SpreadSource
+
+    spread = adapter.signature(path) if isinstance(adapter, SpreadSource) else None
+    return spread if spread is not None else file_signature(path)
 
 
 def file_signature(path: Path) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.errors import RecallError
-from recall.ingest import ImportSummary, collect_sources, run_import
+from recall.ingest import ImportSummary, collect_sources, run_import, source_signature
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter, ReadOptions
@@ -45,6 +45,7 @@ def watch(
 ) -> int:
     """Poll until ``stop`` is set (or ``max_iterations`` polls); returns how many imports ran."""
     stop = stop or threading.Event()
+    by_name = {adapter.name: adapter for adapter in adapters}
     known = {key: _imported(store, key) for key in _sources(adapters, paths)}
     last_scan = time.monotonic()
     delay = interval
@@ -60,7 +61,7 @@ def watch(
             last_scan = time.monotonic()
         changed: dict[str, list[Path]] = {}
         for key, seen in known.items():
-            now = _stamp(key[1])
+            now = _stamp(by_name[key[0]], key[1])
             if now != seen and now is not None:
                 changed.setdefault(key[0], []).append(key[1])
             known[key] = now
@@ -90,9 +91,10 @@ def _imported(store: Store, key: tuple[str, Path]) -> Stamp:
     return store.known_source(key[0], str(key[1].resolve()))
 
 
-def _stamp(path: Path) -> Stamp:
+def _stamp(adapter: HostAdapter, path: Path) -> Stamp:
+    """The signature the importer records, so a file counts as changed exactly when an import would
+    read it (a database's ``-wal``, every file of a spread source)."""
     try:
-        stat = path.stat()
+        return source_signature(adapter, path)
     except OSError:
         return None
-    return stat.st_size, stat.st_mtime_ns

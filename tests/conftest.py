@@ -64,6 +64,16 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
     monkeypatch.setenv("USERPROFILE", str(folder))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA", "RECALL_CURSOR_ROOTS"):
+    for name in (
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "XDG_CONFIG_HOME",
+        "APPDATA",
+        "RECALL_CURSOR_ROOTS",
+        "XDG_DATA_HOME",
+        "OPENCODE_DB",
+        "PI_CODING_AGENT_DIR",
+        "GEMINI_CLI_HOME",
+    ):
         monkeypatch.delenv(name, raising=False)
     return folder

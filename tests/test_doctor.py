@@ -126,3 +126,53 @@ def test_retention_zero_is_called_out(home: Path, db_path: Path) -> None:
     (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 0}')
 
     assert "Claude Code keeps no transcripts (cleanupPeriodDays is 0" in doctor(db_path)[1]
+
+
+def test_opencode_pi_and_gemini_connections_and_transcripts_are_reported(
+    home: Path, db_path: Path, tmp_path: Path
+) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "transcripts"
+    shutil.copytree(fixtures / "gemini" / "synthetic" / "built-from-source" / ".gemini", home / ".gemini")
+    pi_sessions = home / ".pi" / "agent" / "sessions"
+    shutil.copytree(fixtures / "pi" / "real" / "agent-history" / "agent" / "sessions", pi_sessions)
+    CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "connect",
+            "--agent",
+            "opencode",
+            "--agent",
+            "pi",
+            "--agent",
+            "gemini",
+            "--hooks",
+        ],
+    )
+
+    output = doctor(db_path)[1]
+
+    shop = tmp_path / "shop"
+    assert f"OpenCode (project, {shop / 'opencode.json'}): MCP server connected" in output
+    assert "hooks session.idle (plugin)" in output
+    assert f"Pi (project, {shop / '.pi' / 'mcp.json'}): MCP server connected" in output
+    assert "hooks session_shutdown (extension)" in output
+    assert "Gemini CLI (project" in output and "hooks SessionEnd" in output
+    assert "Pi: 1 files in" in output and "Gemini CLI: 3 files in" in output
+
+
+def test_gemini_chats_its_retention_will_delete_are_flagged(home: Path, db_path: Path) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "transcripts"
+    shutil.copytree(fixtures / "gemini" / "synthetic" / "built-from-source" / ".gemini", home / ".gemini")
+    stamp = time.time() - 25 * 86_400
+    for path in (home / ".gemini" / "tmp").rglob("*.json*"):
+        os.utime(path, (stamp, stamp))
+
+    assert "3 Gemini CLI transcripts that were never fully imported will be deleted" in doctor(db_path)[1]
+    (home / ".gemini" / "settings.json").write_text('{"general": {"sessionRetention": {"maxAge": "8w"}}}')
+    assert "3 Gemini CLI transcripts are not fully imported yet; none is due" in doctor(db_path)[1]
+    CliRunner().invoke(cli, ["--db", str(db_path), "import", "--host", "gemini"])
+    assert (
+        "Gemini CLI deletes transcripts after 56 days; every one it holds is imported" in doctor(db_path)[1]
+    )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from adapters import get_adapter
 from recall.dump import dump_session
-from recall.errors import ConflictingSource, InvalidInput
+from recall.errors import ConflictingSource, InvalidInput, NotFound
 from recall.ingest import run_import
 from recall.models import RecordKind
 from recall.store import Store
@@ -176,3 +177,46 @@ def test_a_host_dump_stores_only_the_session_of_this_project(
         "SELECT external_id, project FROM sessions ORDER BY external_id"
     ).fetchall()
     assert [tuple(row) for row in stored] == [("compB", "projB"), ("compB#agent-1", "projB")]
+
+
+TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
+
+
+def test_dump_source_pi_and_gemini_read_the_named_file(store: Store, user_home: Path) -> None:
+    pi_file = next((TRANSCRIPTS / "pi" / "real" / "agent-history").rglob("*.jsonl"))
+    gemini_file = next((TRANSCRIPTS / "gemini" / "synthetic").rglob("session-*.jsonl"))
+
+    pi = dump_session(store, title=None, source="pi", path=pi_file)
+    gemini = dump_session(store, title=None, source="gemini", path=gemini_file)
+
+    assert (pi.external_id, pi.messages_added) == ("019e963d-6bd6-7ade-8a49-256ac3391bdd", 2)
+    assert (gemini.external_id, gemini.messages_added, gemini.project) == (
+        "5b0c6e2e-9d1f-4a57-8f3e-2c71a9d4e810", 10, "weather-cli")  # fmt: skip
+    again = run_import(store, [get_adapter("pi")], paths=[pi_file], embed_budget_seconds=0)
+    assert again.files_unchanged == 1  # the dump remembered the file it read
+
+
+def test_dump_source_opencode_reads_the_session_by_id(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = TRANSCRIPTS / "opencode" / "synthetic" / "built-from-source" / "v1.2-sqlite" / "opencode"
+    shutil.copytree(built, tmp_path / "opencode")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+
+    result = dump_session(store, title=None, source="opencode", session_id="ses_4a6e1d0f7ffeV3kQ9tLmB2xZcR")
+
+    assert (result.messages_added, result.sessions, result.project) == (19, 2, "invoice-api")
+    with pytest.raises(NotFound, match="no opencode session ses_gone"):
+        dump_session(store, title=None, source="opencode", session_id="ses_gone")
+
+
+@pytest.mark.parametrize("host", ["grok", "jcode", "omp"])
+def test_hosts_without_a_reader_dump_explicit_messages_under_their_own_name(store: Store, host: str) -> None:
+    result = dump_session(
+        store, title="t", source=host, session_id=f"{host}-1", messages=MESSAGES, cwd="/x/shop"
+    )
+
+    row = store.connection.execute("SELECT host FROM sessions WHERE id = ?", (result.session_id,)).fetchone()
+    assert (row["host"], result.messages_added) == (host, 3)
+    with pytest.raises(InvalidInput, match=f"recall has no {host} reader: give the session's messages"):
+        dump_session(store, title="t", source=host, session_id=f"{host}-2")

@@ -26,7 +26,14 @@ def _count(store: Store, sql: str, *args: object) -> int:
 
 @pytest.mark.parametrize(
     ("host", "root"),
-    [("claude", FIXTURES / "claude-code"), ("codex", FIXTURES / "codex"), ("cursor", CURSOR)],
+    [
+        ("claude", FIXTURES / "claude-code"),
+        ("codex", FIXTURES / "codex"),
+        ("cursor", CURSOR),
+        ("opencode", FIXTURES / "opencode"),
+        ("pi", FIXTURES / "pi"),
+        ("gemini", FIXTURES / "gemini"),
+    ],
 )
 def test_every_fixture_of_every_host_imports(store: Store, host: str, root: Path) -> None:
     summary = run_import(store, [get_adapter(host)], paths=[root], embed_budget_seconds=0)

@@ -130,7 +130,7 @@ CONTRACT = MappingProxyType({
             "title": "string",
             "project": "string? = null",
             "session_id": "string? = null",
-            "source": 'mcp|claude|cursor|codex = "mcp"',
+            "source": 'claude|cursor|codex|opencode|pi|gemini|grok|jcode|omp|mcp = "mcp"',
             "messages": "list[#DumpMessage]? = null",
         },
         "output": {
@@ -513,6 +513,18 @@ async def test_decisions_dumps_summaries_and_stats_answer_through_the_server(
             assert stats["decisions_by_status"] == {"superseded": 1, "reverted": 1}
             assert stats["keyword_index"]["complete"] is True
             assert stats["database"] == str(db_path)
+
+            # Hosts recall has no reader for dump their messages and are stored as themselves;
+            # hosts it reads take no messages, and a reader-less host without messages is refused.
+            grok = await call(
+                client, "memory_dump", title="grok run", source="grok", session_id="g-1", messages=messages
+            )
+            session = await call(client, "memory_get", table="session", id=grok["session_id"])
+            assert grok["messages_added"] == 2 and session["record"]["host"] == "grok"
+            assert "no omp reader" in await refused(client, "memory_dump", title="t", source="omp")
+            assert "explicit messages need --source mcp" in await refused(
+                client, "memory_dump", title="t", source="gemini", messages=messages
+            )
 
 
 @pytest.mark.anyio

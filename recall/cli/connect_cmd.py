@@ -12,7 +12,7 @@ from recall.cli.context import AppContext, emit_json, json_option, pass_app
 if TYPE_CHECKING:
     from recall.connect import Report, Setup
 
-AGENT_NAMES = ("claude", "cursor", "vscode", "codex")
+AGENT_NAMES = ("claude", "cursor", "vscode", "codex", "opencode", "pi", "gemini")
 _ACTION_WORDS = {"refused": "left untouched", "unchanged": "unchanged"}
 
 agent_option = click.option(
@@ -55,7 +55,8 @@ def connect(
     """Register recall's MCP server with your coding agents, one database for all of them.
 
     Claude Code (.mcp.json), Cursor (.cursor/mcp.json), VS Code (.vscode/mcp.json), Codex
-    (~/.codex/config.toml). Running it again changes nothing; `recall disconnect` undoes it.
+    (~/.codex/config.toml), OpenCode (opencode.json), Pi (.pi/mcp.json), Gemini CLI
+    (.gemini/settings.json). Running it again changes nothing; `recall disconnect` undoes it.
     """
     from recall.connect import connect as run_connect
     from recall.connect import detected_agents
@@ -103,9 +104,9 @@ def _show(report: Report, setup: Setup, *, dry_run: bool, as_json: bool) -> None
                 action = _ACTION_WORDS.get(step.action, step.action)
                 note = f": {step.note}" if step.note and step.action in ("refused", "skipped") else ""
                 detail = f" ({step.note})" if step.note and not note else ""
-                click.echo(f"  {step.agent:<7} {step.part:<13} {action:<15} {shown}{detail}{note}")
+                click.echo(f"  {step.agent:<8} {step.part:<13} {action:<15} {shown}{detail}{note}")
         for agent, note in report.notes:
-            click.echo(f"  {agent:<7} note: {note}")
+            click.echo(f"  {agent:<8} note: {note}")
         if dry_run:
             for result in report.files:
                 if result.changed:

@@ -9,15 +9,17 @@ from typing import Any
 
 import click
 
-from adapters import HOSTS
 from recall.cli.context import AppContext, emit_json, json_option, pass_app
-
-_HOSTS = (*HOSTS, "all")
+from recall.sources import DUMP_SOURCES, READ_HOSTS
 
 
 @click.command(name="import")
 @click.option(
-    "--host", type=click.Choice(_HOSTS), default="all", show_default=True, help="Which agent's transcripts."
+    "--host",
+    type=click.Choice([*READ_HOSTS, "all"]),
+    default="all",
+    show_default=True,
+    help="Which agent's transcripts.",
 )
 @click.option(
     "--path",
@@ -60,7 +62,7 @@ def import_(
     interval: float,
     as_json: bool,
 ) -> None:
-    """Import Claude Code, Cursor and Codex sessions; only what is new since the last run.
+    """Import Claude Code, Cursor, Codex, OpenCode, Pi and Gemini CLI sessions; only what is new.
 
     With --watch it keeps going: the fallback for agents whose hooks cannot hand recall a transcript.
     """
@@ -207,7 +209,19 @@ def print_import_summary(data: dict[str, Any]) -> None:
 @click.option("--title", help="What the session was about (default: its first request).")
 @click.option("--project", help="Project name (default: from the current git repository).")
 @click.option("--session-id", help="The host's session id (or an id for explicit messages).")
-@click.option("--source", type=click.Choice([*HOSTS, "mcp"]), default="mcp", show_default=True)
+@click.option(
+    "--source",
+    type=click.Choice(DUMP_SOURCES),
+    default="mcp",
+    show_default=True,
+    help="A host whose transcript recall reads, or mcp (or grok, jcode, omp) with explicit messages.",
+)
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="With --from-hook: hand the capture to a background process and return at once "
+    "(for hooks the agent does not wait for, such as Gemini CLI's SessionEnd).",
+)
 @click.option(
     "--path",
     type=click.Path(path_type=Path),
@@ -229,21 +243,23 @@ def dump(
     session_id: str | None,
     source: str,
     path: Path | None,
+    detach: bool,
     messages_file: Any,
     as_json: bool,
 ) -> None:
     """Store the session that just ended, and write its summary."""
     if from_hook:
-        from recall.hooks import hook_input, run_dump_hook
+        from recall.hooks import detach_dump_hook, hook_input, run_dump_hook
 
-        run_dump_hook(app.db_path, hook_input(payload, sys.stdin), None if source == "mcp" else source)
+        run = detach_dump_hook if detach else run_dump_hook
+        run(app.db_path, hook_input(payload, sys.stdin), None if source == "mcp" else source)
         return
-    if payload is not None:
-        raise click.UsageError("the PAYLOAD argument is read only with --from-hook")
+    if payload is not None or detach:
+        raise click.UsageError("the PAYLOAD argument and --detach are read only with --from-hook")
     from recall.errors import InvalidInput
 
     messages = None
-    if source == "mcp":
+    if source not in READ_HOSTS:
         stream = messages_file or sys.stdin
         try:
             messages = json.loads(stream.read() or "null")

@@ -2,12 +2,13 @@
 
 One run pins the same database (and, in project files, the same project) for every agent, so what
 Claude Code stores, Cursor and Codex can find. Each agent module (``claude``, ``cursor``, ``vscode``,
-``codex``) says which files it owns and how to edit them; ``plan`` applies the edits as pure text
+``codex``, ``opencode``, ``pi``, ``gemini``) says which files it owns and how to edit them; ``plan`` applies the edits as pure text
 transforms, which makes re-running a no-op, ``--dry-run`` an exact diff, and ``disconnect`` the
 inverse of ``connect``: it removes exactly recall's entries, and a file connect created goes with them.
 
 What each agent gets is in the agent modules' docstrings; hooks call ``recall dump --from-hook`` and
-``recall context --hook`` (``recall.hooks``), and where an agent offers no hook, connect says that
+``recall context --hook`` (``recall.hooks``), OpenCode and Pi through a plugin or extension file that
+recall writes whole (``ownedfile``), and where an agent offers no hook, connect says that
 ``recall import --watch`` (``recall.watch``) is the fallback.
 """
 
@@ -18,11 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from recall.connect import claude, codex, cursor, vscode
+from recall.connect import claude, codex, cursor, gemini, opencode, pi, vscode
 from recall.connect.launcher import Setup, default_launcher
 from recall.connect.plan import Connection, FileResult, run
 
-AGENTS: dict[str, ModuleType] = {"claude": claude, "cursor": cursor, "vscode": vscode, "codex": codex}
+AGENTS: dict[str, ModuleType] = {
+    "claude": claude,
+    "cursor": cursor,
+    "vscode": vscode,
+    "codex": codex,
+    "opencode": opencode,
+    "pi": pi,
+    "gemini": gemini,
+}
 
 __all__ = ["AGENTS", "Connection", "FileResult", "Report", "Setup", "connect", "connections", "make_setup"]
 

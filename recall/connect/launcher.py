@@ -79,11 +79,22 @@ def shell_join(argv: Sequence[str]) -> str:
 
 def is_recall_server(entry: Any) -> bool:
     """An MCP server entry (JSON object or TOML table) that starts recall's own server."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        return False
+    argv = server_argv(entry)
+    return len(argv) > 1 and argv[-1] == "mcp" and _runs_recall(argv)
+
+
+def server_argv(entry: Any) -> list[str]:
+    """The command line of an MCP server entry: ``command`` + ``args``, or OpenCode's ``command``
+    list; [] for an entry of any other shape."""
+    if not isinstance(entry, dict):
+        return []
+    command = entry.get("command")
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        return list(command)
+    if not isinstance(command, str):
+        return []
     args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    argv = [entry["command"], *(str(arg) for arg in args)]
-    return bool(args) and args[-1] == "mcp" and _runs_recall(argv)
+    return [command, *(str(arg) for arg in args)]
 
 
 def is_recall_hook(command: Any, verb: tuple[str, ...]) -> bool:
@@ -112,7 +123,7 @@ def describe_server(entry: Any, db_path: Path) -> str:
         return "not connected"
     if not is_recall_server(entry):
         return 'not connected (another server is named "recall")'
-    args = [str(arg) for arg in entry.get("args", [])]
+    args = server_argv(entry)[1:]
     pinned = args[args.index("--db") + 1] if "--db" in args[:-1] else None
     if pinned is None or Path(pinned) == db_path:
         return "connected"

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from recall.errors import InvalidInput, NotFound, RecallError
 from recall.mcp_server import models as out
 from recall.mcp_server.render import missing, record_text, records_text, search_text, stats_text
+from recall.sources import DUMP_SOURCES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,6 +53,7 @@ IdArg = Annotated[
     int | str, Field(description="The row's id (give kind too), or its ref such as 'decision#3'.")
 ]
 Limit = Annotated[int, Field(ge=1, le=100)]
+DumpSource = Literal[DUMP_SOURCES]  # type: ignore[valid-type]  # every host recall reads, grok, jcode, omp, mcp
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,17 +493,22 @@ def memory_dump(
         str | None, Field(description="The host's session id; reuse it to add to the same session.")
     ] = None,
     source: Annotated[
-        Literal["mcp", "claude", "cursor", "codex"],
-        Field(description="mcp: the messages you pass; claude/cursor/codex: read that host's transcript."),
+        DumpSource,
+        Field(
+            description="claude, cursor, codex, opencode, pi, gemini: recall reads that host's own "
+            "transcript; mcp (your own session), grok, jcode, omp: the messages you pass."
+        ),
     ] = "mcp",
     messages: Annotated[
-        list[out.DumpMessage] | None, Field(description="source=mcp only: the session's messages, in order.")
+        list[out.DumpMessage] | None,
+        Field(description="source=mcp, grok, jcode or omp only: the session's messages, in order."),
     ] = None,
 ) -> Annotated[CallToolResult, out.Dumped]:
     """Store the session that is ending, with a summary, so later sessions can find it. With \
-source=mcp pass the messages ({role, content, timestamp?}); with claude, cursor or codex recall reads \
-that host's own transcript of this project from disk (the newest one, or session_id). Dumping the \
-same session again adds only what is missing. To record one decision or learning use memory_add."""
+source=mcp (or grok, jcode, omp, hosts recall has no reader for) pass the messages ({role, content, \
+timestamp?}); with claude, cursor, codex, opencode, pi or gemini recall reads that host's own \
+transcript of this project from disk (the newest one, or session_id). Dumping the same session \
+again adds only what is missing. To record one decision or learning use memory_add."""
     raw = [message.model_dump(exclude_none=True) for message in messages] if messages else None
     with errors():
         done = memory(ctx).dump(

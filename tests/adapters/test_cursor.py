@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import adapters._cursor_sqlite as cursor_sqlite
+import adapters._sqlite as cursor_sqlite
 from adapters import get_adapter
 from adapters.base import ReadOptions
 from adapters.cursor import ADAPTER, ROOTS_ENV

@@ -1,18 +1,19 @@
-"""Opening Cursor's SQLite files (``state.vscdb``, ``store.db``) without disturbing a running Cursor.
+"""Opening hosts' SQLite files (Cursor's ``state.vscdb`` and ``store.db``, OpenCode's ``opencode.db``)
+without disturbing the host that has them open.
 
-Ground truth, measured with SQLite 3.40: Cursor keeps ``state.vscdb`` open in WAL mode while it runs,
-so ``-wal`` and ``-shm`` files sit beside it and vanish when it exits. A ``mode=ro`` connection never
-writes the database, but on a WAL-mode file with no ``-wal`` beside it SQLite still *creates* ``-wal``
-and ``-shm`` and leaves them behind. Hence:
+Ground truth, measured with SQLite 3.40: both hosts keep their database open in WAL mode while they
+run, so ``-wal`` and ``-shm`` files sit beside it and vanish when the host exits. A ``mode=ro``
+connection never writes the database, but on a WAL-mode file with no ``-wal`` beside it SQLite still
+*creates* ``-wal`` and ``-shm`` and leaves them behind. Hence:
 
 - a live WAL database (``-wal`` present) is read in place, read-only. ``immutable=1`` is never used: it
-  skips locking and would read half-written pages while Cursor writes;
+  skips locking and would read half-written pages while the host writes;
 - a WAL database nobody has open is read from a private temporary copy, so nothing appears beside it;
-- a rollback-journal database (all the sample files) is read in place, read-only.
+- a rollback-journal database (most sample files) is read in place, read-only.
 
-Every statement is fetched whole before the caller yields, so no read lock outlives a call and Cursor
-can always write. A lock that outlasts ``BUSY_TIMEOUT_S`` is reported as ``locked`` and the file is
-skipped: the reader never waits long, retries in a loop or touches the file.
+Every statement is fetched whole before the caller yields, so no read lock outlives a call and the
+host can always write. A lock that outlasts ``BUSY_TIMEOUT_S`` is reported as ``locked`` and the file
+is skipped: the reader never waits long, retries in a loop or touches the file.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         with _connect(path, path) as conn:
             yield conn
         return
-    with tempfile.TemporaryDirectory(prefix="recall-cursor-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="recall-sqlite-") as tmp:
         copy = Path(tmp) / path.name
         try:
             shutil.copyfile(path, copy)
