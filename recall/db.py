@@ -6,14 +6,15 @@ beside the single writer, and the busy timeout makes a second writer wait instea
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
 from recall.errors import StoreUnavailable
 from recall.migrations import migrate
+from recall.private_files import create_private, tighten_existing
 
 BUSY_TIMEOUT_MS = 10_000
+SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
@@ -54,14 +55,15 @@ def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:
 
 
 def _ensure_private_file(path: Path) -> None:
-    """Create the folder (0700) and file (0600): transcripts hold private conversations."""
+    """Create the folder (0700) and file (0600) before SQLite does: transcripts hold private conversations.
+
+    SQLite gives the -wal, -shm and -journal files it creates the database file's mode; ones an older
+    recall left looser are tightened here.
+    """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not path.exists():
-            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
-        if os.name == "posix" and (path.stat().st_mode & 0o077):
-            os.chmod(path, 0o600)
+        create_private(path)
+        for suffix in SIDE_FILES:
+            tighten_existing(Path(f"{path}{suffix}"))
     except OSError as exc:
         raise StoreUnavailable(f"cannot create the database at {path}: {exc.strerror}") from exc
 
