@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from recall.errors import InvalidInput
 from recall.search.fts_query import STOP_WORDS
+from recall.search.query import clean_query
 from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
@@ -182,6 +183,7 @@ def catch_up(store: Store, project: str | None, limit: int = 5) -> CatchUp:
 
 def context_for_agent(store: Store, task: str, project: str | None, max_tokens: int = 1500) -> ContextBrief:
     """Memory that bears on ``task``, decisions first, within ``max_tokens`` (see estimate_tokens)."""
+    task = clean_query(task)
     if not task.strip():
         raise InvalidInput("agent_task must describe the task the subagent will do")
     _check_budget(max_tokens)

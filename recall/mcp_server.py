@@ -297,8 +297,9 @@ keyword hit and no table filter it retries as a meaning search. For questions in
 memory_hybrid_search; to brief a subagent use context_for_agent; at session start use memory_recall."""
         from recall.models import RecordKind
         from recall.search.hybrid import search
+        from recall.search.query import clean_query
 
-        scope = _scope(project)
+        query, scope = clean_query(query), _scope(project)
         with _tool_errors():
             hits = search(
                 store.get(),
@@ -338,8 +339,9 @@ absolute similarity. Use it for questions in your own words ("how do we handle r
 memory_search finds nothing. Raise min_score (e.g. 0.5) to keep only the stronger matches. For exact \
 terms and kind filters use memory_search."""
         from recall.search.hybrid import search
+        from recall.search.query import clean_query
 
-        scope = _scope(project)
+        query, scope = clean_query(query), _scope(project)
         with _tool_errors():
             hits = search(store.get(), query, mode="hybrid", project=scope, limit=limit, min_score=min_score)
         result = SearchResult(

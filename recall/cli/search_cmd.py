@@ -43,7 +43,9 @@ def search(
     """
     from recall.models import RecordKind
     from recall.search.hybrid import search as run_search
+    from recall.search.query import clean_query
 
+    query = clean_query(query)  # what is searched and shown: bytes a shell passed that are not UTF-8 included
     scope = None if all_projects else resolve_project_option(project)
     hits = run_search(
         app.store,

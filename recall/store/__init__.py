@@ -288,9 +288,12 @@ class Store:
     ) -> list[Hit]:
         """Keyword search (recall.search.keyword); any text is a valid query."""
         from recall.search.keyword import keyword_search
+        from recall.search.query import clean_query
 
         with self.reading() as conn:
-            return keyword_search(conn, query, project=project, table=table, bias=bias, limit=limit)
+            return keyword_search(
+                conn, clean_query(query), project=project, table=table, bias=bias, limit=limit
+            )
 
     def stats(self, *, embeddings: bool = True) -> dict[str, Any]:
         from recall.store.stats import collect_stats, embedding_stats
