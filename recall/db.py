@@ -16,6 +16,14 @@ from recall.private_files import create_private, tighten_existing
 BUSY_TIMEOUT_MS = 10_000
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
+# SQLite's primary result codes for problems with the file rather than with a statement.
+SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR = 3, 5, 6, 8, 10
+SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 11, 13, 14, 26
+_STORE_PROBLEMS = frozenset(
+    {SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR}
+    | {SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB}
+)
+
 
 def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path`` and bring its schema up to date."""
@@ -40,17 +48,37 @@ def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
     return conn
 
 
+def is_store_problem(exc: sqlite3.Error) -> bool:
+    """Whether an error is about the file (locked, damaged, unwritable, full), not about a statement."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _STORE_PROBLEMS
+
+
 def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:
+    """One line: what is wrong with the database file, and what to do about it."""
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in (SQLITE_BUSY, SQLITE_LOCKED) or "locked" in text or "busy" in text:
         return (
             f"the database {path} is locked by another process for more than "
             f"{BUSY_TIMEOUT_MS // 1000} s; wait for it to finish and retry"
         )
-    if "not a database" in text or "malformed" in text:
-        return f"{path} is not a readable recall database ({text}); move it aside or pass another --db"
-    if "readonly" in text or "unable to open" in text:
+    if code == SQLITE_CORRUPT or "malformed" in text:
+        return (
+            f"the database {path} is damaged ({text}); `recall doctor` names the damaged table; move the file "
+            "aside and run `recall import` to rebuild what transcripts still hold"
+        )
+    if code == SQLITE_NOTADB or "not a database" in text:
+        return f"{path} is not a recall database ({text}); move it aside or pass another --db"
+    if code == SQLITE_FULL:
+        return f"the disk holding {path} is full; free some space and retry"
+    if (
+        code in (SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM)
+        or "readonly" in text
+        or "unable to open" in text
+    ):
         return f"cannot write {path} ({text}); check its permissions or pass another --db"
+    if code == SQLITE_IOERR:
+        return f"cannot read or write {path} ({text}); check the disk it is on and retry"
     return f"database error on {path}: {text}"
 
 
