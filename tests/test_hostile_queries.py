@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -29,6 +30,16 @@ from recall.search.query import MAX_QUERY_CHARS, clean_query
 from recall.store import NewRecord, Store
 
 MEGABYTE = 1_000_000
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 TEXT_QUERIES = [
     "a\x00b",
     "\x00",
@@ -179,3 +190,42 @@ async def test_the_mcp_tools_answer_every_query(filled: Store, isolated_home: Pa
                         assert result.structured_content is not None, (tool, short(query))
             found = await client.call_tool("memory_search", {"query": "\x00SQLite\x1b[0m", "project": "*"})
             assert found.structured_content is not None and found.structured_content["results"]
+
+
+def test_mcp_over_http_answers_bytes_json_cannot_hold_with_a_parse_error(
+    filled: Store, isolated_home: Path
+) -> None:
+    """Bytes that are not UTF-8 and escaped lone surrogates are not JSON text: one error line each,
+    and the server goes on answering."""
+    filled.close()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "recall", "--db", str(filled.path), "mcp", "--http", "--port", "0"],
+        env={**os.environ, "RECALL_HOME": str(isolated_home)},
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert server.stderr is not None
+        url = server.stderr.readline().decode().split(" on ", 1)[1].split()[0]
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        with httpx2.Client(headers=headers, timeout=60) as http:
+            opened = http.post(url, json=_INITIALIZE)
+            session = {
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
+            http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"%s","arguments":{"%s":"%s"}}}'
+            for tool, argument in (
+                (b"memory_search", b"query"),
+                (b"memory_hybrid_search", b"query"),
+                (b"context_for_agent", b"agent_task"),
+            ):
+                for query in (b"caf\xe9 \xff sqlite", b"a\\udcffb sqlite", b"\\ud800"):
+                    answer = http.post(url, content=call % (tool, argument, query), headers=session)
+                    assert answer.status_code == 400, (tool, query)
+                    assert "\n" not in answer.json()["error"]["message"]
+            after = http.post(url, content=call % (b"memory_search", b"query", b"sqlite"), headers=session)
+            assert after.status_code == 200 and b'"isError":false' in after.content
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
