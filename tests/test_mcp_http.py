@@ -211,7 +211,7 @@ async def test_loopback_without_a_token_serves_the_real_client(db_path: Path, is
 async def test_with_a_token_set_every_request_must_carry_it(db_path: Path, isolated_home: Path) -> None:
     with anyio.fail_after(TIMEOUT):
         async with http_server(db_path, isolated_home, token=TOKEN) as url:
-            async with httpx2.AsyncClient() as http:
+            async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
                 for headers in (
                     {},
                     {"Authorization": "Bearer wrong"},
@@ -226,7 +226,7 @@ async def test_with_a_token_set_every_request_must_carry_it(db_path: Path, isola
                 )
                 assert accepted.status_code == 200
 
-            authorised = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+            authorised = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=TIMEOUT)
             async with authorised, Client(streamable_http_client(url, http_client=authorised)) as client:
                 stats = await client.call_tool("memory_stats", {})
                 assert not stats.is_error and stats.structured_content is not None
@@ -244,7 +244,7 @@ async def test_dns_rebinding_is_refused_on_every_loopback_bind(
     with anyio.fail_after(TIMEOUT):
         async with http_server(db_path, isolated_home, "--host", bind, token=token) as url:
             port = port_of(url)
-            async with httpx2.AsyncClient(headers={"Accept": _ACCEPT, **auth}) as http:
+            async with httpx2.AsyncClient(headers={"Accept": _ACCEPT, **auth}, timeout=TIMEOUT) as http:
                 for host in ("evil.example", f"evil.example:{port}", f"localhost.evil.example:{port}"):
                     answer = await http.post(url, json=_INITIALIZE, headers={"Host": host})
                     assert answer.status_code == 421, host
@@ -267,7 +267,7 @@ async def test_a_name_given_with_allow_host_is_answered(db_path: Path, isolated_
     with anyio.fail_after(TIMEOUT):
         async with http_server(db_path, isolated_home, "--allow-host", "memory.example") as url:
             port = port_of(url)
-            async with httpx2.AsyncClient(headers={"Accept": _ACCEPT}) as http:
+            async with httpx2.AsyncClient(headers={"Accept": _ACCEPT}, timeout=TIMEOUT) as http:
                 allowed = await http.post(url, json=_INITIALIZE, headers={"Host": f"Memory.Example:{port}"})
                 other = await http.post(url, json=_INITIALIZE, headers={"Host": f"other.example:{port}"})
             assert (allowed.status_code, other.status_code) == (200, 421)
