@@ -68,7 +68,7 @@ def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:
             "aside and run `recall import` to rebuild what transcripts still hold"
         )
     if code == SQLITE_NOTADB or "not a database" in text:
-        return f"{path} is not a recall database ({text}); move it aside or pass another --db"
+        return f"{path} is not a readable recall database ({text}); move it aside or pass another --db"
     if code == SQLITE_FULL:
         return f"the disk holding {path} is full; free some space and retry"
     if (
