@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from recall.errors import InvalidInput
 from recall.search.fts_query import STOP_WORDS
+from recall.search.query import clean_query
 from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
@@ -192,6 +193,7 @@ def context_for_agent(
 
     Without an ``embedder`` (or when its model fails to load) the brief is built from keyword search.
     """
+    task = clean_query(task)
     if not task.strip():
         raise InvalidInput("agent_task must describe the task the subagent will do")
     _check_budget(max_tokens)

@@ -6,15 +6,25 @@ beside the single writer, and the busy timeout makes a second writer wait instea
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
 from recall.errors import StoreUnavailable
 from recall.migrations import migrate
+from recall.private_files import create_private, tighten_existing
 
 BUSY_TIMEOUT_MS = 10_000
 FTS5_SECURE_DELETE = (3, 43, 0)  # FTS5's 'secure-delete' option, and its index format 5 (adr/0014)
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+# SQLite's primary result codes for problems with the file rather than with a statement.
+SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR = 3, 5, 6, 8, 10
+SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 11, 13, 14, 26
+_STORE_PROBLEMS = frozenset(
+    {SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR}
+    | {SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB}
+)
 
 
 def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
@@ -42,29 +52,50 @@ def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
     return conn
 
 
+def is_store_problem(exc: sqlite3.Error) -> bool:
+    """Whether an error is about the file (locked, damaged, unwritable, full), not about a statement."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _STORE_PROBLEMS
+
+
 def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:
+    """One line: what is wrong with the database file, and what to do about it."""
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in (SQLITE_BUSY, SQLITE_LOCKED) or "locked" in text or "busy" in text:
         return (
             f"the database {path} is locked by another process for more than "
             f"{BUSY_TIMEOUT_MS // 1000} s; wait for it to finish and retry"
         )
-    if "not a database" in text or "malformed" in text:
+    if code == SQLITE_CORRUPT or "malformed" in text:
+        return (
+            f"the database {path} is damaged ({text}); `recall doctor` names the damaged table; move the file "
+            "aside and run `recall import` to rebuild what transcripts still hold"
+        )
+    if code == SQLITE_NOTADB or "not a database" in text:
         return f"{path} is not a readable recall database ({text}); move it aside or pass another --db"
-    if "readonly" in text or "unable to open" in text:
+    if code == SQLITE_FULL:
+        return f"the disk holding {path} is full; free some space and retry"
+    if (
+        code in (SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM)
+        or "readonly" in text
+        or "unable to open" in text
+    ):
         return f"cannot write {path} ({text}); check its permissions or pass another --db"
+    if code == SQLITE_IOERR:
+        return f"cannot read or write {path} ({text}); check the disk it is on and retry"
     return f"database error on {path}: {text}"
 
 
 def _ensure_private_file(path: Path) -> None:
-    """Create the folder (0700) and file (0600): transcripts hold private conversations."""
+    """Create the folder (0700) and file (0600) before SQLite does: transcripts hold private conversations.
+
+    SQLite gives the -wal, -shm and -journal files it creates the database file's mode; ones an older
+    recall left looser are tightened here.
+    """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not path.exists():
-            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
-        if os.name == "posix" and (path.stat().st_mode & 0o077):
-            os.chmod(path, 0o600)
+        create_private(path)
+        for suffix in SIDE_FILES:
+            tighten_existing(Path(f"{path}{suffix}"))
     except OSError as exc:
         raise StoreUnavailable(f"cannot create the database at {path}: {exc.strerror}") from exc
 

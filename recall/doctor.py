@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall import hooklog
+from recall.integrity import KEYWORD_INDEX, Integrity, check_integrity
 
 if TYPE_CHECKING:
     from recall.store import Store
@@ -84,21 +85,22 @@ def check_database(path: Path) -> Section:
         return section
     try:
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
-            counts = {
-                t: _count(conn, t) for t in ("sessions", "messages", "decisions", "learnings", "breadcrumbs")
-            }
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
-        section.add(
-            "fail", f"{path} cannot be read as a database ({exc}); move it aside or pass another --db"
-        )
+    except sqlite3.Error as exc:
+        section.add("fail", f"{path} cannot be opened ({exc}); check its permissions or pass another --db")
         return section
+    try:
+        integrity = check_integrity(conn, path)
+        version = _pragma(conn, "user_version")
+        counts = {
+            t: _count(conn, t) for t in ("sessions", "messages", "decisions", "learnings", "breadcrumbs")
+        }
+    finally:
+        conn.close()
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
-    section.add("ok", f"{path} ({size / 1_048_576:.1f} MB)")
+    section.add("ok" if integrity.ok else "fail", f"{path} ({size / 1_048_576:.1f} MB)")
+    if not integrity.ok:
+        _report_damage(section, path, integrity)
+        return section
     latest = latest_version()
     if version > latest:
         section.add("fail", f"schema version {version} is newer than this recall ({latest}); upgrade recall")
@@ -108,12 +110,34 @@ def check_database(path: Path) -> Section:
         )
     else:
         section.add("ok", f"schema version {version} (current)")
-    if problems == ["ok"]:
-        section.add("ok", "integrity check passed")
-    else:
-        section.add("fail", "integrity check found problems: " + "; ".join(problems[:3]))
-    section.add("info", ", ".join(f"{n:,} {table}" for table, n in counts.items()))
+    section.add("ok", "integrity check passed")
+    section.add("info", ", ".join(f"{n:,} {table}" for table, n in counts.items() if n is not None))
     return section
+
+
+def _report_damage(section: Section, path: Path, integrity: Integrity) -> None:
+    """What is damaged, then one line on what to do."""
+    if integrity.truncated:
+        section.add(
+            "fail", f"the file is cut short: {integrity.truncated} (an interrupted copy or a full disk)"
+        )
+    if integrity.unreadable:
+        section.add(
+            "fail", f"it cannot be read as a database ({integrity.unreadable}): not even its list of tables"
+        )
+    for damage in integrity.damaged:
+        section.add("fail", f"damaged table: {damage.table}: {damage.detail}")
+    if not (integrity.truncated or integrity.unreadable or integrity.damaged):
+        section.add("fail", "integrity check found problems: " + "; ".join(integrity.problems))
+    if [d.table for d in integrity.damaged] == [f"{KEYWORD_INDEX} (the keyword index)"]:
+        section.add(
+            "info", "only the keyword index is damaged: the records and messages themselves are intact"
+        )
+    section.add(
+        "fail",
+        f"move {path.name} aside and run `recall import` to rebuild what transcripts still hold; "
+        f"`sqlite3 {path} .recover | sqlite3 recovered.db` salvages the rest (decisions, learnings, breadcrumbs)",
+    )
 
 
 def check_embeddings(store: Store | None) -> Section:
@@ -311,10 +335,19 @@ def _open_store(path: Path, database: Section) -> Iterator[Store | None]:
         yield store
 
 
-def _count(conn: sqlite3.Connection, table: str) -> int:
+def _count(conn: sqlite3.Connection, table: str) -> int | None:
     try:
         return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     except sqlite3.OperationalError:
+        return 0
+    except sqlite3.DatabaseError:
+        return None  # damaged: the integrity findings say so
+
+
+def _pragma(conn: sqlite3.Connection, name: str) -> int:
+    try:
+        return conn.execute(f"PRAGMA {name}").fetchone()[0]
+    except sqlite3.DatabaseError:
         return 0
 
 

@@ -3,7 +3,7 @@
 A hook's stdout belongs to the agent and its failures must not reach the user's screen, so the log
 is the only place a hook can report. Lines are tab-separated (time, hook, status, milliseconds,
 message) and appended with one write each, so hooks running at the same time do not interleave.
-The file is rotated to ``recall.log.1`` past 1 MB.
+The file is rotated to ``recall.log.1`` past 1 MB, and like every file recall writes it is 0600.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from recall.config import log_path
+from recall.private_files import open_private
 
 MAX_BYTES = 1_000_000
 STATUSES = ("ok", "skipped", "error")
@@ -34,11 +35,10 @@ def write(hook: str, status: str, message: str, millis: int) -> None:
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     flat = " ".join(message.split())
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size > MAX_BYTES:
             path.replace(path.with_name(path.name + ".1"))
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(f"{stamp}\t{hook}\t{status}\t{millis}\t{flat}\n")
+        with open_private(path, append=True) as handle:
+            handle.write(f"{stamp}\t{hook}\t{status}\t{millis}\t{flat}\n".encode("utf-8", "replace"))
     except OSError:
         pass
 

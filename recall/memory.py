@@ -297,7 +297,7 @@ class Memory:
 
     def search(
         self,
-        query: str,
+        query: str | bytes,
         *,
         mode: Mode = "hybrid",
         project: str | None = None,
@@ -313,20 +313,22 @@ class Memory:
         again by meaning, when the model is there.
         """
         from recall.search.hybrid import search
+        from recall.search.query import clean_query
 
+        query = clean_query(query)  # what is searched and what the result echoes
         scope = self.scope(project)
         only = _record_kind(kind)
         prefer = _record_kind(bias)
         embedder = None if mode == "keyword" else self.embedder
         hits = search(
-            self.store, _text(query), mode=mode, project=scope, table=only, bias=prefer, limit=limit,
+            self.store, query, mode=mode, project=scope, table=only, bias=prefer, limit=limit,
             min_score=min_score, embedder=embedder,
         )  # fmt: skip
         if hits or not retry_as_hybrid or mode != "keyword" or only is not None:
             return SearchResults(query, mode, scope, tuple(hits))
         try:
             hits = search(
-                self.store, _text(query), mode="hybrid", project=scope, limit=limit, embedder=self.embedder
+                self.store, query, mode="hybrid", project=scope, limit=limit, embedder=self.embedder
             )
         except ModelUnavailable as exc:  # a keyword search must not fail for want of the model
             log.warning("could not retry by meaning: %s", exc)
@@ -341,13 +343,14 @@ class Memory:
         return catch_up(self.store, self.scope(project), limit=limit)
 
     def context_for_agent(
-        self, task: str, *, project: str | None = None, max_tokens: int = 1500
+        self, task: str | bytes, *, project: str | None = None, max_tokens: int = 1500
     ) -> ContextBrief:
         """The brief a parent agent pastes into a subagent's prompt, within ``max_tokens``."""
         from recall.brief import context_for_agent
+        from recall.search.query import clean_query
 
         return context_for_agent(
-            self.store, _text(task), self.scope(project), max_tokens, embedder=self._maybe_embedder()
+            self.store, clean_query(task), self.scope(project), max_tokens, embedder=self._maybe_embedder()
         )
 
     def session_brief(self, project: str | None = None, max_tokens: int = 1200) -> str:
@@ -549,13 +552,6 @@ def _provenance(value: str | None) -> str | None:
         raise InvalidInput(
             f"unknown provenance {value!r}; use one of: {', '.join(p.value for p in Provenance)}"
         ) from None
-
-
-def _text(value: str | bytes) -> str:
-    """Queries arrive from shells and JSON: bytes that are not UTF-8 become replacement characters."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return value
 
 
 def _read_options(tool_text_cap: int | None, include_thinking: bool) -> Any:

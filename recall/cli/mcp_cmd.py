@@ -1,27 +1,23 @@
 """`recall mcp`: serve recall's tools to agents over stdio, or over Streamable HTTP for a shared server.
 
-An HTTP server that listens beyond loopback hands the whole store to anyone who can reach the port,
-so it starts only with a bearer token in ``RECALL_TOKEN``; with a token set, every request must send
-``Authorization: Bearer <token>`` or gets 401. Nothing heavy is imported until the command runs.
+Who may connect is decided in recall.http_guard (adr/0015): requests must be addressed to an IP
+address or localhost (DNS rebinding gets 421, foreign web pages 403), any bind but 127.0.0.1, ::1 or
+localhost needs a bearer token of at least 32 characters in ``RECALL_TOKEN``, and bodies over 10 MB
+get 413. Nothing heavy is imported until the command runs.
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import os
 from typing import TYPE_CHECKING
 
 import click
 
 from recall.cli.context import AppContext, pass_app
+from recall.http_guard import TOKEN_ENV, check_token
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
-    from starlette.types import ASGIApp, Receive, Scope, Send
-
-TOKEN_ENV = "RECALL_TOKEN"
-_UNAUTHORISED = b'{"error": "unauthorized", "error_description": "send Authorization: Bearer <RECALL_TOKEN>"}'
 
 
 @click.command()
@@ -34,51 +30,54 @@ _UNAUTHORISED = b'{"error": "unauthorized", "error_description": "send Authoriza
     show_default=True,
     help="HTTP: the port (0: any free one).",
 )
+@click.option(
+    "--allow-host",
+    "allowed",
+    multiple=True,
+    metavar="NAME",
+    help="HTTP: also answer requests addressed to this DNS name (repeatable).",
+)
 @pass_app
 @click.pass_context
-def mcp(ctx: click.Context, app: AppContext, use_http: bool, host: str, port: int) -> None:
+def mcp(
+    ctx: click.Context, app: AppContext, use_http: bool, host: str, port: int, allowed: tuple[str, ...]
+) -> None:
     """Serve recall's memory tools over MCP (stdio unless --http).
 
-    Claude Code: `claude mcp add recall -- recall mcp`. Beyond loopback, --http needs a bearer
-    token in RECALL_TOKEN.
+    Claude Code: `claude mcp add recall -- recall mcp`. With --http, any address but 127.0.0.1, ::1
+    or localhost needs a bearer token of at least 32 characters in RECALL_TOKEN.
     """
-    if not use_http and any(ctx.get_parameter_source(name).name != "DEFAULT" for name in ("host", "port")):
-        raise click.UsageError("--host and --port apply to --http only")
+    if not use_http and any(
+        ctx.get_parameter_source(name).name != "DEFAULT" for name in ("host", "port", "allowed")
+    ):
+        raise click.UsageError("--host, --port and --allow-host apply to --http only")
     token = os.environ.get(TOKEN_ENV) or None
-    if use_http and token is None and not is_loopback(host):
-        raise click.ClickException(
-            f"refusing to listen on {host} without a bearer token: set {TOKEN_ENV} to a long random secret "
-            f"(clients then send 'Authorization: Bearer <token>'), or listen on 127.0.0.1"
-        )
+    if use_http:
+        check_token(host, token)
     from recall.mcp_server import create_server
 
     server = create_server(app.memory)
     if use_http:
-        serve_http(server, host, port, token)
+        serve_http(server, host, port, token, allowed)
     else:
         server.run()
 
 
-def is_loopback(host: str) -> bool:
-    """Only ``localhost`` and loopback addresses count; any other name might resolve anywhere."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
+def serve_http(server: MCPServer, host: str, port: int, token: str | None, allowed: tuple[str, ...]) -> None:
     """Bind first, then say where on stderr: with ``--port 0`` the line names the port chosen."""
     import socket
 
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from recall.http_guard import MAX_BODY_BYTES, HttpGuard
 
     address = host.strip("[]")
-    app: ASGIApp = server.streamable_http_app(host=address)
-    if token is not None:
-        app = BearerGate(app, token)
+    mcp_app = server.streamable_http_app(
+        max_request_body_size=MAX_BODY_BYTES,
+        # HttpGuard checks Host and Origin for every bind and spelling; the SDK's check knows three.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -92,37 +91,8 @@ def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> No
     click.echo(
         f"recall mcp: Streamable HTTP on http://{shown}:{sock.getsockname()[1]}/mcp ({auth})", err=True
     )
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
-
-
-class BearerGate:
-    """ASGI middleware: an HTTP request passes only with ``Authorization: Bearer <token>``."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self._app = app
-        self._token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._authorised(scope):
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="recall"'),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": _UNAUTHORISED})
-            return
-        await self._app(scope, receive, send)
-
-    def _authorised(self, scope: Scope) -> bool:
-        header = next((value for name, value in scope["headers"] if name == b"authorization"), b"")
-        scheme, _, given = header.partition(b" ")
-        # compare_digest takes as long for a near miss as for a wild guess.
-        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
+    guarded = HttpGuard(mcp_app, token=token, names=allowed)
+    uvicorn.Server(uvicorn.Config(guarded, log_level="warning")).run(sockets=[sock])
 
 
 COMMANDS = [mcp]

@@ -60,7 +60,7 @@ def search(
         return
     if not found.hits:
         hint = "" if found.project is None else " (try --all-projects or other words)"
-        click.echo(f"no results for {query!r} in {scope_name(found.project)}{hint}", err=True)
+        click.echo(f"no results for {found.query!r} in {scope_name(found.project)}{hint}", err=True)
         return
     for hit in found.hits:
         when = hit.created_at[:10]

@@ -139,7 +139,7 @@ memory_hybrid_search; to brief a subagent use context_for_agent; at session star
             limit=limit, retry_as_hybrid=True,
         )  # fmt: skip
     result = out.SearchResult(
-        query=query,
+        query=found.query,
         project=found.project,
         mode=found.mode,
         retried_as_hybrid=found.retried_as_hybrid,
@@ -163,7 +163,7 @@ terms and kind filters use memory_search."""
     with errors():
         found = memory(ctx).search(query, mode="hybrid", project=project, limit=limit, min_score=min_score)
     result = out.SearchResult(
-        query=query,
+        query=found.query,
         project=found.project,
         mode="hybrid",
         retried_as_hybrid=False,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from recall.config import MODEL_DIR_ENV, recall_home
 from recall.errors import ModelUnavailable
+from recall.private_files import open_private
 
 if TYPE_CHECKING:
     import numpy as np
@@ -261,8 +262,8 @@ def _write_hash_cache(path: Path, cache: dict[str, Any]) -> None:
     """Atomic replace, so a concurrent reader never sees half a file; an unwritable home only costs time."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(cache, indent=1, sort_keys=True), encoding="utf-8")
+        with open_private(tmp) as handle:
+            handle.write(json.dumps(cache, indent=1, sort_keys=True).encode("utf-8"))
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
 from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
+from recall.search.query import clean_query
 
 if TYPE_CHECKING:
     from recall.results import Hit
@@ -60,7 +61,8 @@ def search(
     keyword_weight: float | None = None,
     session_weight: float | None = None,
 ) -> list[Hit]:
-    """Ranked hits with their parts (keyword rank and score, cosine) filled in."""
+    """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid."""
+    query = clean_query(query)
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
     if not 0.0 <= min_score <= 1.0:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from recall.models import KIND_CODES, RecordKind
+from recall.private_files import open_private
 from recall.search.neighbours import MIX_WEIGHTS, mix_turns
 
 if TYPE_CHECKING:
@@ -142,9 +143,8 @@ class VectorIndex:
             arrays = {name: getattr(self, name) for name in _SNAPSHOT_ARRAYS}
             partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
             try:
-                with open(partial, "wb") as handle:
+                with open_private(partial) as handle:  # 0600 while written, not only once renamed
                     np.savez(handle, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
-                os.chmod(partial, 0o600)
                 os.replace(partial, path)
             except OSError:
                 partial.unlink(

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from recall.config import default_db_path
-from recall.db import connect, describe_sqlite_error
+from recall.db import connect, describe_sqlite_error, is_store_problem
 from recall.errors import InvalidInput, InvalidTransition, NotFound, StoreUnavailable
 from recall.models import (
     JSON_COLUMNS,
@@ -88,24 +88,32 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[Writer]:
         """A write transaction; the writer's redaction counter is reset for each one."""
-        with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StoreUnavailable(describe_sqlite_error(exc, self.path)) from exc
+        with self._lock, self._file_errors():
+            self._conn.execute("BEGIN IMMEDIATE")
             self._writer.redactions.clear()
             try:
                 yield self._writer
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # SQLite has already rolled back after some I/O errors
+                    self._conn.execute("ROLLBACK")
                 raise
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
         """A consistent snapshot for multi-statement reads."""
-        with self._lock:
+        with self._lock, self._file_errors():
             yield self._conn
+
+    @contextmanager
+    def _file_errors(self) -> Iterator[None]:
+        """A locked, damaged or unwritable file becomes one ``StoreUnavailable`` line, whoever calls."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            if not is_store_problem(exc):
+                raise
+            raise StoreUnavailable(describe_sqlite_error(exc, self.path)) from exc
 
     # -- typed records ---------------------------------------------------------------------------
 
