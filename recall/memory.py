@@ -36,13 +36,17 @@ from recall.results import Page, Record, SearchResults, Stats
 if TYPE_CHECKING:
     from adapters.base import HostAdapter
     from recall.brief import CatchUp, ContextBrief
+    from recall.decision_log import DecisionLog
     from recall.doctor import Section
     from recall.dump import DumpResult
     from recall.ingest import ImportSummary, Progress
+    from recall.overview import Overview
+    from recall.redactions import Redactions
     from recall.scrub import Scrubbed
     from recall.search.embedder import Embedder
     from recall.search.hybrid import Mode
     from recall.search.semantic import EmbedReport
+    from recall.session_view import MessageLocation, SessionView
     from recall.store import Store
     from recall.store.erase import BulkForgetReport, ForgetReport
     from recall.store.purge import PurgeReport
@@ -359,6 +363,41 @@ class Memory:
         from recall.brief import session_start_brief
 
         return session_start_brief(self.store, self.project(project), max_tokens=max_tokens)
+
+    # -- looking: what a person browses (the web view) ---------------------------------------------
+
+    def overview(self, project: str | None = None) -> Overview:
+        """A project at a glance: decisions in force, live breadcrumbs, recent sessions, counts and
+        messages per day; ``"*"`` for every project."""
+        from recall.overview import project_overview
+
+        return project_overview(self.store, self.scope(project))
+
+    def session_view(self, session: RefLike, *, page: int = 1, per_page: int | None = None) -> SessionView:
+        """One page of a session's messages in order, with its summary, records and subagents."""
+        from recall.session_view import PER_PAGE, session_view
+
+        target = _ref(session, Kind.SESSION, (Kind.SESSION,))
+        return session_view(self.store, target.id, page, per_page or PER_PAGE)
+
+    def locate_message(self, message: RefLike, *, per_page: int | None = None) -> MessageLocation:
+        """The session and page of ``session_view`` that show a message."""
+        from recall.session_view import PER_PAGE, locate_message
+
+        target = _ref(message, Kind.MESSAGE, (Kind.MESSAGE,))
+        return locate_message(self.store, target.id, per_page or PER_PAGE)
+
+    def decision_log(self, project: str | None = None, *, page: int = 1) -> DecisionLog:
+        """Every decision with its status, grouped into supersession chains, latest change first."""
+        from recall.decision_log import decision_log
+
+        return decision_log(self.store, self.scope(project), page)
+
+    def redactions(self) -> Redactions:
+        """How many secrets the scrubber replaced in what is stored, per kind of secret and of row."""
+        from recall.redactions import count_redactions
+
+        return count_redactions(self.store)
 
     def stats(self) -> Stats:
         from recall.search.semantic import embedding_stats
