@@ -26,14 +26,18 @@ def spotter(memory: Memory) -> Memory:
 
 def _session_id(memory: Memory, external_id: str) -> int:
     with memory.store.reading() as conn:
-        return int(conn.execute("SELECT id FROM sessions WHERE external_id = ?", (external_id,)).fetchone()[0])
+        return int(
+            conn.execute("SELECT id FROM sessions WHERE external_id = ?", (external_id,)).fetchone()[0]
+        )
 
 
 def test_the_overview_counts_the_project_and_draws_its_last_thirty_days(spotter: Memory) -> None:
     overview = spotter.overview("spotter")
     with spotter.store.reading() as conn:
         messages = conn.execute("SELECT count(*) FROM messages WHERE project = 'spotter'").fetchone()[0]
-        last = conn.execute("SELECT max(substr(coalesce(ended_at, started_at), 1, 10)) FROM sessions").fetchone()[0]
+        last = conn.execute(
+            "SELECT max(substr(coalesce(ended_at, started_at), 1, 10)) FROM sessions"
+        ).fetchone()[0]
         first = (date.fromisoformat(last) - timedelta(days=29)).isoformat()
         said = dict(
             conn.execute(
@@ -44,7 +48,7 @@ def test_the_overview_counts_the_project_and_draws_its_last_thirty_days(spotter:
         )
     assert overview.counts["message"] == messages > 500
     assert overview.counts["session"] == len(overview.sessions) == 6
-    assert [day.day for day in overview.activity][0] == first and overview.activity[-1].day == last
+    assert overview.activity[0].day == first and overview.activity[-1].day == last
     assert len(overview.activity) == 30
     assert {day.day: day.messages for day in overview.activity if day.messages} == said
     assert "spotter" in overview.projects
@@ -71,7 +75,9 @@ def test_decisions_in_force_and_open_breadcrumbs_are_what_the_brief_shows(memory
 
 def test_a_session_without_times_does_not_drag_the_chart_to_the_day_it_was_imported(spotter: Memory) -> None:
     before = spotter.overview("*").activity
-    spotter.import_transcripts(["claude"], paths=[SMALL], embed_budget_seconds=0)  # one of its sessions has no time
+    spotter.import_transcripts(
+        ["claude"], paths=[SMALL], embed_budget_seconds=0
+    )  # one of its sessions has no time
     with spotter.store.reading() as conn:
         assert conn.execute("SELECT count(*) FROM sessions WHERE started_at IS NULL").fetchone()[0] == 1
     after = spotter.overview("*")
