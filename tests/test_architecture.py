@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-EDGE_ONLY = {"click", "mcp"}
+EDGE_ONLY = {"click", "mcp", "jinja2", "uvicorn"}
 
 
-EDGES = ("cli", "mcp_server")  # packages under recall/ that only translate for people and agents
+EDGES = ("cli", "mcp_server", "web")  # packages under recall/ that only translate for people and agents
 
 
 def _modules(path: Path) -> set[str]:
@@ -77,11 +77,13 @@ def test_the_store_is_persistence_alone() -> None:
 
 
 def test_edges_reach_the_core_only_through_the_library_api() -> None:
-    """The CLI, the MCP server and the hooks call ``recall.Memory``, not the store or search directly."""
+    """The CLI, the MCP server, the web view and the hooks call ``recall.Memory``, not the store or
+    search directly."""
     inner = ("recall.store", "recall.search", "recall.ingest", "recall.dump", "recall.watch")
     edge_files = [
         *(REPO / "recall" / "cli").rglob("*.py"),
         *(REPO / "recall" / "mcp_server").rglob("*.py"),
+        *(REPO / "recall" / "web").rglob("*.py"),
         REPO / "recall" / "hooks.py",
     ]
     offenders = {
