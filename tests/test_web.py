@@ -112,7 +112,7 @@ def test_stored_html_is_shown_as_text_on_every_page(client: TestClient, data: We
         "session": f"/session/{data.hostile_session}",
         "decision log": "/decisions",
         "decision": f"/row/decision/{data.tagged}",
-        "search": "/search?q=render&mode=keyword",
+        "search": "/search?q=%22please+render%22&mode=keyword",
     }
     for name, path in pages.items():
         html = client.get(path).text
@@ -122,6 +122,7 @@ def test_stored_html_is_shown_as_text_on_every_page(client: TestClient, data: We
     session = client.get(pages["session"]).text
     assert "please render &lt;script&gt;window.__xss" in session and "&lt;img src=x onerror=" in session
     assert "hostile &lt;script&gt;" in client.get("/").text
+    assert "please render &lt;script&gt;" in client.get(pages["search"]).text
     assert "&lt;img src=x onerror=&#34;window.__xss" in client.get("/decisions").text
 
 

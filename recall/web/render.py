@@ -33,7 +33,7 @@ SECURITY_HEADERS = {
     ),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # no-referrer would make browsers send `Origin: null` on forms
     "cache-control": "no-store",
 }
 
