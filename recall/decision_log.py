@@ -19,7 +19,7 @@ from recall.errors import InvalidInput
 if TYPE_CHECKING:
     from recall.store import Store
 
-CHAINS_PER_PAGE = 100
+ENTRIES_PER_PAGE = 150  # a page ends at the chain that would pass this; one chain is never cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +61,12 @@ class DecisionLog:
 
 
 def decision_log(
-    store: Store, project: str | None, page: int = 1, per_page: int = CHAINS_PER_PAGE
+    store: Store, project: str | None, page: int = 1, per_page: int = ENTRIES_PER_PAGE
 ) -> DecisionLog:
-    """Page ``page`` of the scope's supersession chains (None: every project)."""
+    """Page ``page`` of the scope's supersession chains (None: every project): whole chains, about
+    ``per_page`` decisions to a page."""
     if page < 1 or per_page < 1:
-        raise InvalidInput(f"page numbers start at 1 and a page holds at least one chain, got {page}")
+        raise InvalidInput(f"page numbers start at 1 and a page holds at least one decision, got {page}")
     scope = "WHERE project = ?" if project else ""
     with store.reading() as conn:
         rows = conn.execute(
@@ -75,15 +76,28 @@ def decision_log(
         ).fetchall()
     entries = [DecisionEntry(**{**dict(row), "tags": tuple(json.loads(row["tags"]))}) for row in rows]
     chains = sorted(_chains(entries), key=lambda chain: chain.changed_at, reverse=True)
-    pages = max(1, -(-len(chains) // per_page))
-    shown = min(page, pages)
+    pages = _pages(chains, per_page)
+    shown = min(page, len(pages))
     return DecisionLog(
         project=project,
-        chains=tuple(chains[(shown - 1) * per_page : shown * per_page]),
+        chains=pages[shown - 1],
         by_status=dict(Counter(entry.status for entry in entries)),
         page=shown,
-        pages=pages,
+        pages=len(pages),
     )
+
+
+def _pages(chains: list[DecisionChain], per_page: int) -> list[tuple[DecisionChain, ...]]:
+    """Whole chains to a page, a new page when the next chain would pass ``per_page`` decisions."""
+    pages: list[list[DecisionChain]] = [[]]
+    held = 0
+    for chain in chains:
+        if pages[-1] and held + len(chain.entries) > per_page:
+            pages.append([])
+            held = 0
+        pages[-1].append(chain)
+        held += len(chain.entries)
+    return [tuple(chains_on_page) for chains_on_page in pages]
 
 
 def _chains(entries: list[DecisionEntry]) -> list[DecisionChain]:

@@ -100,6 +100,11 @@ class Memory:
             self._embedder = get_embedder()
         return self._embedder
 
+    def open(self) -> Self:
+        """Open (and migrate) the store now rather than at first use: a server warms up as it starts."""
+        _ = self.store
+        return self
+
     def close(self) -> None:
         with self._lock:
             if self._store is not None:

@@ -2,10 +2,10 @@
 
 The web view's first page (``recall ui``). Decisions and breadcrumbs are the ones the catch-up
 (recall.brief) shows, so the page and the start-of-session brief agree on what is in force.
-Activity counts messages per day over a window that ends on the scope's last active day, not
-today: a history imported from months ago still draws a chart, and its caption names the dates.
-Every query reads an index or the rows of the sessions inside the window, so the page costs the
-same with 1,000 or 100,000 messages outside it.
+Activity counts sessions and messages per day over a window that ends on the scope's last active
+day, not today: a history imported from months ago still draws a chart, and its caption names the dates.
+Messages count on the day their session started, so the chart is drawn from the sessions and an
+index, never from the messages' own rows: it costs the same with 1,000 or 100,000 messages.
 """
 
 from __future__ import annotations
@@ -130,14 +130,15 @@ def _counts(conn: sqlite3.Connection, project: str | None) -> dict[str, int]:
 
 
 def _activity(conn: sqlite3.Connection, project: str | None, days: int) -> tuple[DayActivity, ...]:
-    """Messages and sessions per day for ``days`` days up to the last day a session was active.
+    """Sessions, and their messages, per day for ``days`` days up to the last day a session started.
 
-    Only the messages of sessions going on inside the window are read. A message without a time of
-    its own counts on its session's first day.
+    A session counts on the day it started, with all its messages: its messages are counted on the
+    ``(session_id, ordinal)`` index without reading a row, so a window of 100,000 messages costs what
+    its sessions do.
     """
     scope = "AND s.project = :project" if project else ""
     last = conn.execute(
-        f"SELECT max(substr(coalesce(s.ended_at, s.started_at), 1, 10)), max(substr(s.created_at, 1, 10)) "
+        f"SELECT max(substr(coalesce(s.started_at, s.ended_at), 1, 10)), max(substr(s.created_at, 1, 10)) "
         f"FROM sessions s WHERE 1 {scope}",
         {"project": project},
     ).fetchone()
@@ -147,13 +148,11 @@ def _activity(conn: sqlite3.Connection, project: str | None, days: int) -> tuple
     end = date.fromisoformat(last)
     start = end - timedelta(days=days - 1)
     rows = conn.execute(
-        f"""SELECT substr(coalesce(m.timestamp, s.started_at, s.created_at), 1, 10) AS day, count(*),
-                   count(DISTINCT s.id)
-            FROM sessions s JOIN messages m ON m.session_id = s.id
-            WHERE coalesce(s.ended_at, s.started_at, s.created_at) >= :start {scope}
-            GROUP BY day""",
-        {"project": project, "start": start.isoformat()},
+        f"""SELECT substr(coalesce(s.started_at, s.ended_at, s.created_at), 1, 10) AS day, count(*),
+                   sum((SELECT count(*) FROM messages m WHERE m.session_id = s.id))
+            FROM sessions s WHERE day BETWEEN :start AND :end {scope} GROUP BY day""",
+        {"project": project, "start": start.isoformat(), "end": end.isoformat()},
     ).fetchall()
-    per_day = {day: (messages, sessions) for day, messages, sessions in rows}
+    per_day = {day: (messages, sessions) for day, sessions, messages in rows}
     window = (start + timedelta(days=n) for n in range(days))
     return tuple(DayActivity(day.isoformat(), *per_day.get(day.isoformat(), (0, 0))) for day in window)

@@ -91,3 +91,18 @@ def test_edges_reach_the_core_only_through_the_library_api() -> None:
         for path in edge_files
     }
     assert {path: found for path, found in offenders.items() if found} == {}
+
+
+def test_the_web_view_starts_light() -> None:
+    """`recall ui` binds and serves before SQLAlchemy, numpy or the model load: the store opens on a
+    thread once the server is up, and the first page that needs it waits for it."""
+    code = (
+        "import sys\n"
+        "from recall import Memory\n"
+        "from recall.web import create_app\n"
+        "create_app(Memory('/nonexistent/never.db'))\n"
+        "heavy = {'sqlalchemy', 'sqlmodel', 'numpy', 'onnxruntime', 'tokenizers', 'mcp', 'pydantic'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

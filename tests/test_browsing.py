@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from recall import InvalidInput, Memory, NotFound
+from recall.decision_log import decision_log
 from recall.models import Provenance
 
 SPOTTER = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code" / "real" / "spotter"
@@ -35,22 +36,19 @@ def test_the_overview_counts_the_project_and_draws_its_last_thirty_days(spotter:
     overview = spotter.overview("spotter")
     with spotter.store.reading() as conn:
         messages = conn.execute("SELECT count(*) FROM messages WHERE project = 'spotter'").fetchone()[0]
-        last = conn.execute(
-            "SELECT max(substr(coalesce(ended_at, started_at), 1, 10)) FROM sessions"
-        ).fetchone()[0]
+        last = conn.execute("SELECT max(substr(started_at, 1, 10)) FROM sessions").fetchone()[0]
         first = (date.fromisoformat(last) - timedelta(days=29)).isoformat()
-        said = dict(
-            conn.execute(
-                "SELECT substr(timestamp, 1, 10) AS day, count(*) FROM messages WHERE project = 'spotter' "
-                "AND timestamp IS NOT NULL AND substr(timestamp, 1, 10) BETWEEN ? AND ? GROUP BY day",
-                (first, last),
-            ).fetchall()
-        )
+        started = conn.execute(
+            "SELECT substr(s.started_at, 1, 10) AS day, count(DISTINCT s.id), count(*) FROM sessions s "
+            "JOIN messages m ON m.session_id = s.id WHERE s.project = 'spotter' GROUP BY day"
+        ).fetchall()
     assert overview.counts["message"] == messages > 500
     assert overview.counts["session"] == len(overview.sessions) == 6
     assert overview.activity[0].day == first and overview.activity[-1].day == last
     assert len(overview.activity) == 30
-    assert {day.day: day.messages for day in overview.activity if day.messages} == said
+    # each session, with all its messages, on the day it started
+    drawn = {(day.day, day.sessions, day.messages) for day in overview.activity if day.sessions}
+    assert drawn == {tuple(row) for row in started}
     assert "spotter" in overview.projects
     starts = [item.started_at for item in overview.sessions]
     assert starts == sorted(starts, reverse=True)
@@ -164,6 +162,10 @@ def test_the_decision_log_groups_supersession_chains_latest_change_first(memory:
     assert log.by_status == {"superseded": 4, "active": 2, "reverted": 1}
     assert len(memory.decision_log("*").chains) == 4
     assert memory.decision_log("p", page=9).page == 1
+    paged = [decision_log(memory.store, "p", page=n, per_page=3) for n in (1, 2, 3)]
+    # whole chains, a new page whenever the next chain would pass three decisions
+    assert [[len(chain.entries) for chain in log.chains] for log in paged] == [[1], [3], [3]]
+    assert [log.pages for log in paged] == [3, 3, 3] and paged[2].page == 3
 
 
 def test_redacted_secrets_are_counted_per_kind_of_secret_and_of_row(memory: Memory) -> None:

@@ -126,6 +126,23 @@ def test_stored_html_is_shown_as_text_on_every_page(client: TestClient, data: We
     assert "&lt;img src=x onerror=&#34;window.__xss" in client.get("/decisions").text
 
 
+def test_health_shows_doctor_and_counts_and_checks_again_when_its_report_is_old(
+    client: TestClient, memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    html = client.get("/health").text
+    for heading in ("Database", "Embedding model", "Agents", "Secrets redacted", "Embedding backlog"):
+        assert f"<h2>{heading}</h2>" in html
+    assert "integrity check passed" in html and "No secret has been redacted" in html
+    memory.add("learning", "CI pushes with ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", project="spotter")
+    assert "No secret has been redacted" in client.get("/health").text  # the report is a minute old at most
+    monkeypatch.setattr("recall.web.health.MAX_AGE", 0.0)
+    deadline = time.monotonic() + 60
+    while "<td>github-token</td><td>1</td>" not in (html := client.get("/health").text):
+        assert time.monotonic() < deadline, "the health report was never made again"
+        time.sleep(0.1)
+    assert "Checked " in html
+
+
 def test_requests_addressed_to_another_name_or_from_another_site_are_refused(client: TestClient) -> None:
     assert client.get("/", headers={"host": "evil.example"}).status_code == 421
     assert client.get("/", headers={"host": "localhost:8766"}).status_code == 200

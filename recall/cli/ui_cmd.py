@@ -50,7 +50,7 @@ def ui(
     else:
         mode = "read-only" if read_only else "actions on"
         click.echo(f"recall ui: {url} ({mode}; {app.memory.path}); Ctrl-C stops it", err=True)
-    web = create_app(app.memory, project=project, read_only=read_only)
+    web = create_app(app.memory, project=project, read_only=read_only, warm=True)
     if open_browser:
         import webbrowser
 

@@ -9,6 +9,8 @@ With ``read_only`` the action routes are never added, so no request can change a
 from __future__ import annotations
 
 import logging
+import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
@@ -22,7 +24,8 @@ from recall.errors import InvalidInput, InvalidTransition, NotFound, RecallError
 from recall.http_guard import HttpGuard
 from recall.web import actions, pages
 from recall.web.csrf import Csrf
-from recall.web.render import SECURITY_HEADERS, page
+from recall.web.health import HealthCheck
+from recall.web.render import SECURITY_HEADERS, environment, page
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -32,10 +35,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _STATUS = {InvalidInput: 400, NotFound: 404, InvalidTransition: 409}
+HEALTH_DELAY = 3.0  # seconds after start: the first pages someone opens get the machine
 
 
-def create_app(memory: Memory, *, project: str | None = None, read_only: bool = False) -> ASGIApp:
-    """The web view over ``memory``; ``project`` is the scope of pages that name none."""
+def create_app(
+    memory: Memory, *, project: str | None = None, read_only: bool = False, warm: bool = False
+) -> ASGIApp:
+    """The web view over ``memory``; ``project`` is the scope of pages that name none. With ``warm``
+    a thread opens the store and compiles the templates at once, and the first health check starts a
+    little later (it reads the whole file), so the first pages pay for none of them."""
     routes = [
         Route("/", pages.overview),
         Route("/sessions", pages.sessions),
@@ -62,7 +70,22 @@ def create_app(memory: Memory, *, project: str | None = None, read_only: bool = 
     app.state.project = project
     app.state.read_only = read_only
     app.state.csrf = Csrf()
+    app.state.health = HealthCheck(memory.path, Path.cwd())
+    if warm:
+        threading.Thread(target=_warm_up, args=(app,), name="recall-ui-warm-up", daemon=True).start()
     return HttpGuard(SecurityHeaders(app), token=None)
+
+
+def _warm_up(app: Starlette) -> None:
+    try:
+        app.state.memory.open()
+    except RecallError as exc:  # the first page says so, in one line
+        log.warning("recall ui: %s", exc)
+    for name in environment().list_templates():
+        environment().get_template(name)
+    later = threading.Timer(HEALTH_DELAY, app.state.health.start)
+    later.daemon = True
+    later.start()
 
 
 class SecurityHeaders:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from recall.overview import DayActivity
+if TYPE_CHECKING:
+    from recall.overview import DayActivity
 
 CHART_WIDTH, CHART_HEIGHT, GAP = 600, 120, 2
 BAR_WIDTH = 160
@@ -33,6 +35,7 @@ class ActivityChart:
     first_day: str
     last_day: str
     messages: int
+    sessions: int
     active_days: int
 
 
@@ -46,7 +49,7 @@ def activity_chart(days: Sequence[DayActivity]) -> ActivityChart | None:
     for n, day in enumerate(days):
         height = 0.0 if peak == 0 else max(1.0, CHART_HEIGHT * day.messages / peak) if day.messages else 0.0
         noun = "session" if day.sessions == 1 else "sessions"
-        label = f"{day.day}: {day.messages:,} messages in {day.sessions} {noun}"
+        label = f"{day.day}: {day.sessions} {noun} started, {day.messages:,} messages"
         columns.append(Column(round(n * step, 2), round(CHART_HEIGHT - height, 2), round(step - GAP, 2),
                               round(height, 2), label))  # fmt: skip
     return ActivityChart(
@@ -57,6 +60,7 @@ def activity_chart(days: Sequence[DayActivity]) -> ActivityChart | None:
         first_day=days[0].day,
         last_day=days[-1].day,
         messages=sum(day.messages for day in days),
+        sessions=sum(day.sessions for day in days),
         active_days=sum(1 for day in days if day.messages),
     )
 

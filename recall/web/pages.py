@@ -7,7 +7,6 @@ one, the project ``recall ui`` was started for.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.requests import Request
@@ -109,12 +108,8 @@ def search(request: Request) -> Response:
 
 
 def health(request: Request) -> Response:
-    memory = _memory(request)
-    sections = memory.doctor(Path.cwd())
-    stats = memory.stats()
-    return page(
-        request, "health.html", {"sections": sections, "stats": stats, "redactions": memory.redactions()}
-    )
+    report, running = request.app.state.health.report()
+    return page(request, "health.html", {"report": report, "running": running})
 
 
 def forget_confirm(request: Request) -> Response:
