@@ -1,0 +1,140 @@
+"""Tokens of vendors with no rule of their own, known by their shape: ``<prefix>_<generated body>``.
+
+Most credentials issued today carry a short vendor prefix so that scanners can find them
+(``dckr_pat_``, ``lsv2_pt_``, ``pscale_pw_``, ``tskey-auth-``, Mapbox ``sk.``). This layer finds the
+shape without knowing the vendor: a head of one to four short single-case segments, then a body
+that reads as generated (see :func:`recall.scrub.shape.machine_made`).
+
+The same shape is worn by harmless things, which decide the rules below: API object ids
+(``msg_01…``, ``toolu_01…``, ``cus_…``, ``chatcmpl-…``: 14-29 characters), hashes behind a word
+(``sha512-…``, ``main-<sha>``), publishable keys (``pk_live_``) and long identifiers. So a head
+that says what the token is for (``pat``, ``sk``, ``key``, ``secret``, ...) needs a body of 16
+characters; any other head needs 28 (32 for a hex body; ids are 14-26) and must not name an id,
+and no head may name a hash, a cache or a public key.
+
+The scan fires once per chain, at the separator after its first segment, and only when at least
+16 token characters follow with a digit among the first 40 (generated bodies nearly always have
+one; identifiers and prose rarely do), so prose and code cost a failed comparison or two per
+``-``, ``_`` or ``.``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from recall.scrub.finding import SHAPE, Finding, Trigger
+from recall.scrub.shape import is_hex, is_placeholder, is_uuid, machine_made
+
+__all__ = ["PREFIXED_KINDS", "PREFIXED_TRIGGERS"]
+
+KIND = "vendor-token"
+_HEAD_MAX = 12
+_CHAIN = re.compile(r"[A-Za-z0-9]{1,1024}(?:[_.+-]{1,4}[A-Za-z0-9]{1,1024}){0,48}={0,2}")
+_SEGMENT = re.compile(r"[A-Za-z0-9]+")
+
+# Head segments that never belong to a secret: hashes, cache keys and public halves.
+_NEVER = frozenset(
+    (
+        *("sha", "sha1", "sha2", "sha224", "sha256", "sha384", "sha512", "sha3", "md5", "blake2b"),
+        *("blake3", "crc32", "xxh64", "hash", "digest", "checksum", "integrity", "etag", "cache", "nonce"),
+        *("pk", "pub", "public", "publishable", "anon", "example"),
+    )
+)
+# First segments of ids and version-control names, which only a head naming a secret overrides.
+_IDS = frozenset(
+    (
+        *("msg", "toolu", "srvtoolu", "tool", "call", "chatcmpl", "cmpl", "req", "request", "resp", "agent"),
+        *("response",),
+        *("run", "thread", "asst", "file", "batch", "org", "proj", "project", "user", "usr", "cus"),
+        *("cust", "pi", "ch", "sub", "evt", "event", "prod", "price", "acct", "in", "inv", "txn", "seti"),
+        *("pm", "src", "card", "po", "tr", "re", "cs", "ii", "il", "si", "plan", "ord", "order", "item"),
+        *("trace", "span", "job", "task", "ft", "ftjob", "vs", "step", "modr", "dpl", "prj", "team"),
+        *("id", "obj", "ref", "rev", "commit", "hash", "digest", "build", "cache", "etag", "blob", "tree"),
+        *("nonce", "uuid", "guid", "uid", "oid", "chunk", "img", "image", "layer", "pod", "node", "tag"),
+        *("artifact", "release", "version", "ver", "v", "main", "master", "dev", "develop", "feature"),
+        *("fix", "hotfix", "branch", "pr", "ci", "test", "tmp", "temp", "sandbox", "snapshot", "backup"),
+    )
+)
+# Id words that mark an id wherever they stand in the head (``agent_msg_01…``).
+_ID_PARTS = frozenset(("msg", "toolu", "srvtoolu", "call", "req", "resp", "id", "uuid"))
+# Heads that say the token is a credential, as a whole segment or as part of one.
+_MARK_WORDS = frozenset(("sk", "rk", "pt", "pw", "at", "st", "sa", "tk", "tkn", "ak", "bot", "svc", "live"))
+_MARK_PARTS = ("key", "pat", "api", "tok", "sec", "pass", "pwd", "auth", "cred", "priv")
+
+
+def _marked(segment: str) -> bool:
+    lowered = segment.lower()
+    if lowered in _MARK_WORDS or lowered.startswith("sk") or lowered.endswith("sk"):
+        return True
+    return any(part in lowered for part in _MARK_PARTS)
+
+
+def _head_like(segment: str, first: bool) -> bool:
+    """A vendor prefix segment: one case, short; the first starts with a letter."""
+    if segment != segment.lower() and segment != segment.upper():
+        return False
+    if first:
+        return segment[0].isalpha() and 2 <= len(segment) <= _HEAD_MAX
+    return len(segment) <= 6 or (segment.isalpha() and len(segment) <= _HEAD_MAX)
+
+
+def judge(segments: list[str]) -> int | None:
+    """How many leading segments form the head of a token, or None when this is not one."""
+    head = 0
+    while head < min(4, len(segments) - 1) and _head_like(segments[head], head == 0):
+        head += 1
+    if not head or any(s.lower() in _NEVER for s in segments[:head]):
+        return None
+    body = segments[head:]
+    text = "".join(body)
+    marked = any(_marked(s) for s in segments[:head])
+    if len(body) == 5 and is_uuid("-".join(body)):
+        return head if marked else None
+    if not marked and (segments[0].lower() in _IDS or any(s.lower() in _ID_PARTS for s in segments[:head])):
+        return None
+    if all(is_hex(s) for s in body):
+        return head if len(text) >= (16 if marked else 32) else None
+    if len(text) < (16 if marked else 28):
+        return None
+    if machine_made(text) or any(len(s) >= 12 and machine_made(s) for s in body):
+        return head
+    return None
+
+
+def _vendor_shape(text: str, lowered: str, position: int, literal: str, out: list[Finding]) -> None:
+    start = position
+    while (
+        start > 0 and position - start < _HEAD_MAX and text[start - 1].isascii() and text[start - 1].isalnum()
+    ):
+        start -= 1
+    if start and text[start - 1] == "\\" and text[start] in "nrt":
+        start += 1  # the letter of a "\n" escape in JSON-encoded text
+    chain = _CHAIN.match(text, start)
+    if chain is None or chain.end() <= position + 1:
+        return
+    token = chain.group()
+    segments = _SEGMENT.findall(token)
+    if judge(segments) is not None and not is_placeholder(token):
+        out.append(Finding(start, chain.end(), KIND, SHAPE))
+
+
+def _trigger(separator: str, longest: int) -> Trigger:
+    # At least 16 chain characters after the separator (checked first: it fails fast), a head of
+    # 2-``longest`` characters before it that starts the chain (one look-behind per length), and
+    # a digit among the next 40 characters.
+    heads = "|".join(
+        rf"(?<=(?<![a-z0-9_.+-])[a-z][a-z0-9]{{{n - 1}}}{re.escape(separator)})"
+        for n in range(2, longest + 1)
+    )
+    return Trigger(separator, _vendor_shape, rf"(?=[a-z0-9_.+-]{{16}})(?:{heads})(?=[a-z_.+-]{{0,39}}+\d)")
+
+
+# Dots end sentences and join attribute names, so a dotted head is held to the short ones vendors
+# use (``sk.``, ``hvs.``, ``dt0c01.``; one more for the ``n`` of a ``\n`` escape before them):
+# fewer look-behinds on the commonest separator.
+PREFIXED_TRIGGERS: tuple[Trigger, ...] = (
+    _trigger("_", _HEAD_MAX),
+    _trigger("-", _HEAD_MAX),
+    _trigger(".", 7),
+)
+PREFIXED_KINDS: frozenset[str] = frozenset((KIND,))
