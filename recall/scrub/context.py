@@ -186,8 +186,10 @@ def accept_value(value: str, verdict: NameVerdict, *, quoted: bool, literal: boo
     elif not literal:
         if _CODE.fullmatch(value):
             return False
-        if _IDENTIFIER.fullmatch(value) and (
-            "_" in value or _CAMEL.search(value) or _CODE_STEMS.search(value) or len(value) < 4
+        if (
+            _IDENTIFIER.fullmatch(value)
+            and ("_" in value or _CAMEL.search(value) or _CODE_STEMS.search(value) or len(value) < 4)
+            and not machine_made(value)  # "hf_TEWLfGlJWry..." is a token made of letters
         ):
             return False
         if value.isalpha() and after[:1] == " " and after[1:2].isalpha():
@@ -213,7 +215,8 @@ def judge_pair(name: str, value: str) -> str | None:
 
 # Fragments of the secret words; the handler finds the whole name itself. "ken" and "cret" let
 # token and secret share the scans for "key" and "cred" instead of costing one scan each; "auth"
-# skips author, authority, authorization (see headers) and authenticate; "g" after "si" is "sig".
+# skips author, authority, authorization (see headers) and authenticate; one letter with a
+# look-behind ("g" after "si", "n" after "sessio") adds a check to an existing scan, not a scan.
 _STEM_TRIGGERS = tuple(
     Trigger(stem, _assignment, ahead + _ASSIGN_TAIL)
     for stem, ahead in (
@@ -224,7 +227,8 @@ _STEM_TRIGGERS = tuple(
         ("key", ""),
         ("auth", "(?!or|en)"),
         ("cred", ""),
-        ("sess", ""),
+        ("n", "(?<=session)"),
+        ("d", "(?<=sessid)"),
         ("cookie", ""),
         ("gnature", ""),
         ("g", "(?<=sig)"),

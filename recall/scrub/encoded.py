@@ -18,14 +18,11 @@ from collections.abc import Callable
 
 from recall.scrub.finding import CONTEXT, Finding, Handler, Trigger
 
-__all__ = ["ENCODED_KINDS", "encoded_triggers"]
+__all__ = ["ENCODED_KINDS", "decode_base64", "encoded_triggers"]
 
 KIND = "base64-secret"
 # Words that secret-bearing text contains, in the spellings config files use.
-_WORDS = (
-    *("password", "Password", "PASSWORD", "passwd", "secret", "Secret", "SECRET", "token", "Token"),
-    *("TOKEN", "auth", "Auth", "AUTH", "PRIVATE", "private", "credential", "_KEY", "_key", "_URL="),
-)
+_WORDS = ("password", "PASSWORD", "secret", "SECRET", "token", "TOKEN", "auth", "PRIVATE", "_KEY", "_URL=")
 _MIN_MIDDLE = 4
 # First characters the scan already looks for: a middle starting elsewhere is found through its
 # first such character and checked back with a look-behind, so this layer adds branches to
@@ -34,6 +31,7 @@ _SCANNED = frozenset("abcdghklmnpqxy")
 _RUN = re.compile(r"[A-Za-z0-9+/_-]{16,65536}={0,2}")
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 _MAX_BACK = 65536
+_TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 
 
 def _middles(word: str) -> set[str]:
@@ -57,8 +55,9 @@ def _trigger_literal(middle: str) -> tuple[str, str] | None:
     return lowered[first:], f"(?<={re.escape(lowered)})" if first else ""
 
 
-def _decode(run: str) -> str | None:
-    """The text a base64 run stands for, or None when it is not text."""
+def decode_base64(run: str) -> str | None:
+    """The text a base64 run stands for, or None when it does not begin as text (a random key,
+    an image): its first 48 bytes must be nearly all printable."""
     body = run.rstrip("=")
     padded = body + "=" * (-len(body) % 4)
     try:
@@ -67,9 +66,10 @@ def _decode(run: str) -> str | None:
         )
     except (binascii.Error, ValueError):
         return None
-    text = raw.decode("utf-8", "replace")
-    printable = sum(c.isprintable() or c in "\n\r\t" for c in text)
-    return text if printable >= 0.9 * len(text) else None
+    head = raw[:48]
+    if len(head.translate(None, _TEXT_BYTES)) > len(head) // 10:
+        return None
+    return raw.decode("utf-8", "replace")
 
 
 def encoded_triggers(holds_secret: Callable[[str], bool]) -> tuple[Trigger, ...]:
@@ -95,7 +95,7 @@ def encoded_triggers(holds_secret: Callable[[str], bool]) -> tuple[Trigger, ...]
         run = _RUN.match(text, start)
         if run is None or run.end() < end:
             return
-        decoded = _decode(run.group())
+        decoded = decode_base64(run.group())
         if decoded is not None and holds_secret(decoded):
             out.append(Finding(start, run.end(), KIND, CONTEXT))
 

@@ -1,23 +1,27 @@
-"""Long generated strings with no prefix and no context: ``EAAG…``, ``AKID…``, ``oy2…`` keys pasted
-into a table, a call or a sentence.
+"""Long generated strings with no prefix and no context: ``EAAG…``, ``AKID…``, ``oy2…``, ``AIza…``
+keys pasted into a table, a call or a sentence.
 
 Nothing marks these but their make-up, and the scan engine needs a literal to look for, so this
-layer is the one pass of its own: one ``bytes.translate`` maps letters and digits to ``a`` and
-everything else to a space (one byte per character, so indexes carry over), and ``find`` jumps to
-runs of 32 or more. Almost no text has such runs; the few that appear are judged in Python.
+layer is the one pass of its own: one ``bytes.translate`` maps letters, digits, ``-``, ``_`` and
+``.`` (base64url and dotted tokens) to ``a`` and everything else to a space (one byte per character, so
+indexes carry over), and ``find`` jumps to runs of 32 or more. Few texts have such runs; the few
+that appear are judged in Python.
 
 A run counts when it has upper case, lower case and digits, reads as generated
 (:func:`recall.scrub.shape.machine_made`), is not hex (hashes), and stands alone: not a piece of a
 base64 blob (``+``, ``/`` or ``=`` beside it), not after a hash name (``sha512-``, ``h1:``), not a
-chain the shape layer judges (``-``, ``_`` or ``.`` beside it), not a known binary header
-(``AAAA`` keys, ``MII`` certificates, ``iVBOR`` images).
+prefixed chain (``msg_01…``, ``com.example.Name``: the shape layer judges those), not an id with a
+hex body (``AC<hex>``) or a line of a wrapped base64 body, not a known binary header (SSH keys,
+``MII`` certificates, ``iVBOR`` images).
 """
 
 from __future__ import annotations
 
 import re
 
+from recall.scrub.encoded import decode_base64
 from recall.scrub.finding import RUN, Finding
+from recall.scrub.prefixed import dotted_token, head_like
 from recall.scrub.shape import is_hex, is_placeholder, machine_made
 
 __all__ = ["GENERATED_KINDS", "generated_runs"]
@@ -25,11 +29,29 @@ __all__ = ["GENERATED_KINDS", "generated_runs"]
 KIND = "generated-token"
 _SHORTEST, _LONGEST = 32, 1024
 _SHORTEST_ONE_CASE = 40  # base32 and base36 ids run to 32 (Nix store paths); keys in one case are longer
-_ALNUM = bytes(0x61 if chr(i).isascii() and chr(i).isalnum() else 0x20 for i in range(256))
+# Letters, digits, "-", "_" and "." (base64url and dotted tokens) map to "a"; the rest to a space.
+_TOKEN = bytes(
+    0x61 if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "-_.") else 0x20 for i in range(256)
+)
 _NEEDLE = b"a" * _SHORTEST
-_NEIGHBOURS = frozenset("+/=-_.%~")
-_BINARY = ("AAAA", "MII", "iVBOR", "R0lGOD", "JVBER", "UEsDB", "eyJ", "LS0t")
+_NEIGHBOURS = frozenset("+/=%~")
+_SEPARATORS = re.compile(r"[-_.]+")
+_OWNER = re.compile(r"(?<![\w:])\d{6,12}:$")
+_BINARY = (
+    "AAAAB3Nza",
+    "AAAAC3Nza",
+    "AAAAE2VjZHNh",
+    "MII",
+    "iVBOR",
+    "R0lGOD",
+    "JVBER",
+    "UEsDB",
+    "eyJ",
+    "LS0t",
+)
 _ID_PREFIX = re.compile(r"[A-Za-z]{1,4}")
+_DIGIT = re.compile(r"\d")
+_HEXISH = re.compile(r"[0-9a-f]+(?:[-_.][0-9a-f]+)*|[0-9A-F]+(?:[-_.][0-9A-F]+)*")
 _HASHED = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "base64,", "integrity ", "digest ")
 
 
@@ -40,10 +62,10 @@ def _wrapped_line(text: str, start: int, end: int) -> bool:
 
 
 def _judge(text: str, start: int, end: int) -> bool:
-    run = text[start:end]
-    if not (_SHORTEST <= len(run) <= _LONGEST):
-        return False
     if text[start - 1 : start] in _NEIGHBOURS or text[end : end + 1] in _NEIGHBOURS:
+        return False
+    run = "".join(_SEPARATORS.split(text[start:end]))
+    if not (_SHORTEST <= len(run) <= _LONGEST):
         return False
     if run.startswith(_BINARY) or run.isdigit():
         return False
@@ -53,22 +75,34 @@ def _judge(text: str, start: int, end: int) -> bool:
     if text[max(0, start - 12) : start].lower().endswith(_HASHED):
         return False
     one_case = run.lower() == run or run.upper() == run
-    if (one_case and len(run) < _SHORTEST_ONE_CASE) or not any(c.isdigit() for c in run):
+    if (one_case and len(run) < _SHORTEST_ONE_CASE) or _DIGIT.search(run) is None:
         return False
-    return machine_made(run) and not is_placeholder(run)
+    if not machine_made(run) or is_placeholder(run):
+        return False
+    return decode_base64(text[start:end]) is None  # base64 of text: the encoded layer reads it
 
 
 def generated_runs(text: str) -> list[Finding]:
     """Findings for every standalone generated run of 32-1024 letters and digits."""
-    mapped = text.encode("ascii", "replace").translate(_ALNUM)
+    mapped = text.encode("ascii", "replace").translate(_TOKEN)
     found: list[Finding] = []
     start = mapped.find(_NEEDLE)
     while start >= 0:
         end = mapped.find(b" ", start)
         end = len(mapped) if end < 0 else end
         first = start + 1 if start and text[start - 1] == "\\" and text[start] in "nrt" else start
-        if _judge(text, first, end):  # a run after a "\n" escape starts after its letter
-            found.append(Finding(first, end, KIND, RUN))
+        first += len(text[first:end]) - len(text[first:end].lstrip("-_."))
+        last = first + len(text[first:end].rstrip("-_."))
+        if _HEXISH.fullmatch(text, first, last):  # SHAs and UUIDs, most runs there are: no Python
+            start = mapped.find(_NEEDLE, end)
+            continue
+        head = _SEPARATORS.split(text[first:last], 1)
+        if len(head) > 1 and head_like(head[0], first=True):  # a prefixed chain: the shape layer's
+            shaped = dotted_token(text, first, last) if "." in text[first:last] else None
+            found.extend((shaped,) if shaped else ())
+        elif _judge(text, first, last):  # a run after a "\n" escape starts after its letter
+            owner = _OWNER.search(text, max(0, first - 16), first)  # Telegram's "<bot id>:<secret>"
+            found.append(Finding(owner.start() if owner else first, last, KIND, RUN))
         start = mapped.find(_NEEDLE, end)
     return found
 

@@ -31,6 +31,7 @@ _STRONG = frozenset(
         "credential",
         "credentials",
         "creds",
+        "cred",
         "clientsecret",
         "pgpassword",
         "mysqlpwd",

@@ -9,13 +9,13 @@ The same shape is worn by harmless things, which decide the rules below: API obj
 (``msg_01…``, ``toolu_01…``, ``cus_…``, ``chatcmpl-…``: 14-29 characters), hashes behind a word
 (``sha512-…``, ``main-<sha>``), publishable keys (``pk_live_``) and long identifiers. So a head
 that says what the token is for (``pat``, ``sk``, ``key``, ``secret``, ...) needs a body of 16
-characters; any other head needs 28 (32 for a hex body; ids are 14-26) and must not name an id,
-and no head may name a hash, a cache or a public key.
+characters, a head with a digit in it (a code like ``sq0atp``, not a word) 20, any other head 28
+(32 for a hex body; ids run 14-26) and must not name an id; no head may name a hash, a cache or
+a public key.
 
 The scan fires once per chain, at the separator after its first segment, and only when at least
-16 token characters follow with a digit among the first 40 (generated bodies nearly always have
-one; identifiers and prose rarely do), so prose and code cost a failed comparison or two per
-``-``, ``_`` or ``.``.
+16 token characters follow, so prose and code cost a failed comparison or two per ``-`` or ``_``.
+Chains joined by dots are judged on the long runs :mod:`.generated` finds (:func:`dotted_token`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 from recall.scrub.finding import SHAPE, Finding, Trigger
 from recall.scrub.shape import is_hex, is_placeholder, is_uuid, machine_made
 
-__all__ = ["PREFIXED_KINDS", "PREFIXED_TRIGGERS"]
+__all__ = ["PREFIXED_KINDS", "PREFIXED_TRIGGERS", "dotted_token", "head_like"]
 
 KIND = "vendor-token"
 _HEAD_MAX = 12
@@ -64,24 +64,26 @@ _MARK_PARTS = ("key", "pat", "api", "tok", "sec", "pass", "pwd", "auth", "cred",
 
 def _marked(segment: str) -> bool:
     lowered = segment.lower()
-    if lowered in _MARK_WORDS or lowered.startswith("sk") or lowered.endswith("sk"):
+    if lowered in _MARK_WORDS or lowered.startswith("sk") or lowered.endswith(("sk", "ak")):
         return True
     return any(part in lowered for part in _MARK_PARTS)
 
 
-def _head_like(segment: str, first: bool) -> bool:
+def head_like(segment: str, first: bool) -> bool:
     """A vendor prefix segment: one case, short; the first starts with a letter."""
     if segment != segment.lower() and segment != segment.upper():
         return False
     if first:
         return segment[0].isalpha() and 2 <= len(segment) <= _HEAD_MAX
+    if segment.isdigit():
+        return False  # a number (a version, an id) starts the body
     return len(segment) <= 6 or (segment.isalpha() and len(segment) <= _HEAD_MAX)
 
 
 def judge(segments: list[str]) -> int | None:
     """How many leading segments form the head of a token, or None when this is not one."""
     head = 0
-    while head < min(4, len(segments) - 1) and _head_like(segments[head], head == 0):
+    while head < min(4, len(segments) - 1) and head_like(segments[head], head == 0):
         head += 1
     if not head or any(s.lower() in _NEVER for s in segments[:head]):
         return None
@@ -94,7 +96,8 @@ def judge(segments: list[str]) -> int | None:
         return None
     if all(is_hex(s) for s in body):
         return head if len(text) >= (16 if marked else 32) else None
-    if len(text) < (16 if marked else 28):
+    coded = any(not s.isalpha() for s in segments[:head])  # "sq0atp", "lsv2": a code, not a word
+    if len(text) < (16 if marked else 20 if coded else 28):
         return None
     if machine_made(text) or any(len(s) >= 12 and machine_made(s) for s in body):
         return head
@@ -118,23 +121,27 @@ def _vendor_shape(text: str, lowered: str, position: int, literal: str, out: lis
         out.append(Finding(start, chain.end(), KIND, SHAPE))
 
 
-def _trigger(separator: str, longest: int) -> Trigger:
-    # At least 16 chain characters after the separator (checked first: it fails fast), a head of
-    # 2-``longest`` characters before it that starts the chain (one look-behind per length), and
-    # a digit among the next 40 characters.
+def _trigger(separator: str) -> Trigger:
+    # At least 16 chain characters after the separator (checked first: it fails fast), and a head
+    # of 2-12 characters before it that starts the chain (one look-behind per length).
     heads = "|".join(
         rf"(?<=(?<![a-z0-9_.+-])[a-z][a-z0-9]{{{n - 1}}}{re.escape(separator)})"
-        for n in range(2, longest + 1)
+        for n in range(2, _HEAD_MAX + 1)
     )
-    return Trigger(separator, _vendor_shape, rf"(?=[a-z0-9_.+-]{{16}})(?:{heads})(?=[a-z_.+-]{{0,39}}+\d)")
+    return Trigger(separator, _vendor_shape, rf"(?=[a-z0-9_.+-]{{16}})(?:{heads})")
 
 
-# Dots end sentences and join attribute names, so a dotted head is held to the short ones vendors
-# use (``sk.``, ``hvs.``, ``dt0c01.``; one more for the ``n`` of a ``\n`` escape before them):
-# fewer look-behinds on the commonest separator.
-PREFIXED_TRIGGERS: tuple[Trigger, ...] = (
-    _trigger("_", _HEAD_MAX),
-    _trigger("-", _HEAD_MAX),
-    _trigger(".", 7),
-)
+def dotted_token(text: str, start: int, end: int) -> Finding | None:
+    """The finding for a chain joined by dots (``sk.``, ``hvs.``, ``dt0c01.``), if it is a token.
+
+    Dots end sentences and join attribute names, so scanning every dot costs more than it finds;
+    dotted chains are judged here instead, on the long runs :mod:`.generated` finds anyway.
+    """
+    token = text[start:end]
+    if judge(_SEGMENT.findall(token)) is None or is_placeholder(token):
+        return None
+    return Finding(start, end, KIND, SHAPE)
+
+
+PREFIXED_TRIGGERS: tuple[Trigger, ...] = (_trigger("_"), _trigger("-"))
 PREFIXED_KINDS: frozenset[str] = frozenset((KIND,))

@@ -35,6 +35,7 @@ _SYMBOL = re.compile(r"[^A-Za-z0-9._-]")
 _PIECES = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _RUNS = re.compile(r"\d+|[A-Za-z]+")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_NOT_LETTER = re.compile(r"[^A-Za-z]+")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -75,9 +76,11 @@ def is_uuid(value: str) -> bool:
 def machine_made(value: str) -> bool:
     """Do the letters and digits of ``value`` read as generated (a key) rather than as words?
 
-    Mixed case: random text splits into short pieces, identifiers into words. One case plus
-    digits: random text switches between letters and digits often (in base36 about every other
-    character, rarely less than one switch in six), ``release2024`` or ``python311`` once or twice.
+    Mixed case: random text splits into short pieces, identifiers into words; random letters are
+    about one fifth vowels, words two fifths (this catches the 5% of random letter strings whose
+    pieces run long). One case plus digits: random text switches between letters and digits often
+    (in base36 about every other character, rarely less than one switch in six), ``release2024`` or
+    ``python311`` once or twice.
     """
     value = _NOT_ALNUM.sub("", value)
     if len(value) < 8:
@@ -85,7 +88,10 @@ def machine_made(value: str) -> bool:
     upper, lower = value.lower() != value, value.upper() != value
     digits = _DIGIT.search(value) is not None
     if upper and lower:
-        return len(value) / len(_PIECES.findall(value)) < 3.4
+        if len(value) / len(_PIECES.findall(value)) < 3.4:
+            return True
+        letters = _NOT_LETTER.sub("", value)
+        return sum(map(letters.lower().count, "aeiou")) < 0.22 * len(letters)
     if digits and (upper or lower):
         return len(_RUNS.findall(value)) >= 0.18 * len(value)
     return False

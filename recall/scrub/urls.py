@@ -39,28 +39,35 @@ def _userinfo(text: str, lowered: str, position: int, literal: str, out: list[Fi
 
 
 # A webhook URL is its own credential: whoever has the path can post. Teams
-# (``webhookb2/<uuid>@<uuid>/IncomingWebhook/<hex>/<uuid>``), Discord (``webhooks/<id>/<token>``)
-# and most others put a generated segment after a path segment named for hooks.
-_HOOK_PATH = re.compile(r"hooks?(?:b\d)?/(?P<s>[^\s?#\"'<>\\]{16,2048})")
+# (``webhookb2/<uuid>@<uuid>/IncomingWebhook/<hex>/<uuid>``), Discord (``webhooks/<id>/<token>``),
+# Slack (``hooks.slack.com/services/T…/B…/<token>``) and most others put generated segments after
+# a path segment or a host named for hooks.
+_HOOK = r"s?(?:b\d)?(?:\.[\w.-]{1,100})?/"
+_HOOK_PATH = re.compile(rf"hook{_HOOK}(?P<s>[^\s?#\"'<>\\]{{16,2048}})")
 _SEGMENTS = re.compile(r"[^/@]+")
 _SPACE = re.compile(r"[\s\"'<>]")
 
 
 def _generated(segment: str) -> bool:
-    """A segment only its issuer could have made; all digits is an id (Discord's channel)."""
+    """A segment its issuer made: a key, a UUID, a workspace id like Slack's ``T0ABC12DEF``.
+
+    All digits is a public id (Discord's channel), left for the vendor rule's kind to name.
+    """
     if segment.isdigit():
         return False
-    return is_uuid(segment) or (len(segment) >= 16 and (is_hex(segment) or machine_made(segment)))
+    if is_uuid(segment) or (len(segment) >= 8 and segment.isupper() and machine_made(segment)):
+        return True
+    return len(segment) >= 16 and (is_hex(segment) or machine_made(segment))
 
 
 def _webhook(text: str, lowered: str, position: int, literal: str, out: list[Finding]) -> None:
     scheme = lowered.rfind("://", max(0, position - 256), position)
     if scheme < 0 or _SPACE.search(lowered, scheme, position):
         return  # a path in prose or code, not part of a URL
-    match = _HOOK_PATH.match(text, position)
+    match = _HOOK_PATH.match(lowered, position)
     if match is None:
         return
-    path = match.group("s").rstrip(".,;:)")
+    path = text[match.start("s") : match.end("s")].rstrip(".,;:)")
     first = next((m for m in _SEGMENTS.finditer(path) if _generated(m.group())), None)
     if first is not None and not is_placeholder(path):  # from the first generated segment on
         start = match.start("s") + first.start()
@@ -69,6 +76,6 @@ def _webhook(text: str, lowered: str, position: int, literal: str, out: list[Fin
 
 URL_TRIGGERS: tuple[Trigger, ...] = (
     Trigger("://", _userinfo, r"(?:[^\s:/?#@\"'<>\[\]\\]*:[^\s/\"'<>\[\]\\]+|[a-z0-9_.~-]{20,})@"),
-    Trigger("hook", _webhook, r"s?(?:b\d)?/[^\s?#\"'<>\\]{16}"),
+    Trigger("hook", _webhook, rf"{_HOOK}[^\s?#\"'<>\\]{{16}}"),
 )
 URL_KINDS: frozenset[str] = frozenset(("url-password", "webhook-url"))
