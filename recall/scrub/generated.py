@@ -51,6 +51,7 @@ _BINARY = (
 )
 _ID_PREFIX = re.compile(r"[A-Za-z]{1,4}")
 _DIGIT = re.compile(r"\d")
+_NAMED = re.compile(r"\.[a-z]{2,24}$")
 _HEXISH = re.compile(r"[0-9a-f]+(?:[-_.][0-9a-f]+)*|[0-9A-F]+(?:[-_.][0-9A-F]+)*")
 _HASHED = ("h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:", "base64,", "integrity ", "digest ")
 
@@ -64,6 +65,8 @@ def _wrapped_line(text: str, start: int, end: int) -> bool:
 def _judge(text: str, start: int, end: int) -> bool:
     if text[start - 1 : start] in _NEIGHBOURS or text[end : end + 1] in _NEIGHBOURS:
         return False
+    if _NAMED.search(text, start, end):
+        return False  # a host or file name: "<id>.apps.googleusercontent.com", "<hash>.js"
     run = "".join(_SEPARATORS.split(text[start:end]))
     if not (_SHORTEST <= len(run) <= _LONGEST):
         return False
