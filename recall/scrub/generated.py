@@ -38,16 +38,8 @@ _NEIGHBOURS = frozenset("+/=%~")
 _SEPARATORS = re.compile(r"[-_.]+")
 _OWNER = re.compile(r"(?<![\w:])\d{6,12}:$")
 _BINARY = (
-    "AAAAB3Nza",
-    "AAAAC3Nza",
-    "AAAAE2VjZHNh",
-    "MII",
-    "iVBOR",
-    "R0lGOD",
-    "JVBER",
-    "UEsDB",
-    "eyJ",
-    "LS0t",
+    *("AAAAB3Nza", "AAAAC3Nza", "AAAAE2VjZHNh", "MII"),  # SSH keys, certificates
+    *("iVBOR", "R0lGOD", "JVBER", "UEsDB", "eyJ", "LS0t"),  # PNG, GIF, PDF, zip, JSON, PEM
 )
 _ID_PREFIX = re.compile(r"[A-Za-z]{1,4}")
 _DIGIT = re.compile(r"\d")
@@ -85,6 +77,18 @@ def _judge(text: str, start: int, end: int) -> bool:
     return decode_base64(text[start:end]) is None  # base64 of text: the encoded layer reads it
 
 
+def _run_finding(text: str, start: int, end: int) -> Finding | None:
+    if _HEXISH.fullmatch(text, start, end):  # SHAs and UUIDs, most of the runs there are
+        return None
+    head = _SEPARATORS.split(text[start:end], 1)
+    if len(head) > 1 and head_like(head[0], first=True):  # a prefixed chain: the shape layer's
+        return dotted_token(text, start, end) if "." in text[start:end] else None
+    if not _judge(text, start, end):
+        return None
+    owner = _OWNER.search(text, max(0, start - 16), start)  # Telegram's "<bot id>:<secret>"
+    return Finding(owner.start() if owner else start, end, KIND, RUN)
+
+
 def generated_runs(text: str) -> list[Finding]:
     """Findings for every standalone generated run of 32-1024 letters and digits."""
     mapped = text.encode("ascii", "replace").translate(_TOKEN)
@@ -93,19 +97,12 @@ def generated_runs(text: str) -> list[Finding]:
     while start >= 0:
         end = mapped.find(b" ", start)
         end = len(mapped) if end < 0 else end
+        # A run after a "\n" escape in JSON-encoded text starts after the escape's letter.
         first = start + 1 if start and text[start - 1] == "\\" and text[start] in "nrt" else start
         first += len(text[first:end]) - len(text[first:end].lstrip("-_."))
-        last = first + len(text[first:end].rstrip("-_."))
-        if _HEXISH.fullmatch(text, first, last):  # SHAs and UUIDs, most runs there are: no Python
-            start = mapped.find(_NEEDLE, end)
-            continue
-        head = _SEPARATORS.split(text[first:last], 1)
-        if len(head) > 1 and head_like(head[0], first=True):  # a prefixed chain: the shape layer's
-            shaped = dotted_token(text, first, last) if "." in text[first:last] else None
-            found.extend((shaped,) if shaped else ())
-        elif _judge(text, first, last):  # a run after a "\n" escape starts after its letter
-            owner = _OWNER.search(text, max(0, first - 16), first)  # Telegram's "<bot id>:<secret>"
-            found.append(Finding(owner.start() if owner else first, last, KIND, RUN))
+        finding = _run_finding(text, first, first + len(text[first:end].rstrip("-_.")))
+        if finding is not None:
+            found.append(finding)
         start = mapped.find(_NEEDLE, end)
     return found
 

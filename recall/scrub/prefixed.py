@@ -10,8 +10,8 @@ The same shape is worn by harmless things, which decide the rules below: API obj
 (``sha512-…``, ``main-<sha>``), publishable keys (``pk_live_``) and long identifiers. So a head
 that says what the token is for (``pat``, ``sk``, ``key``, ``secret``, ...) needs a body of 16
 characters, a head with a digit in it (a code like ``sq0atp``, not a word) 20, any other head 28
-(32 for a hex body; ids run 14-26) and must not name an id; no head may name a hash, a cache or
-a public key.
+(32 for a hex body; ids run 14-29 and are mostly under 28) and must not name an id; no head may
+name a hash, a cache or a public key.
 
 The scan fires once per chain, at the separator after its first segment, and only when at least
 16 token characters follow, so prose and code cost a failed comparison or two per ``-`` or ``_``.
@@ -43,9 +43,9 @@ _NEVER = frozenset(
 # First segments of ids and version-control names, which only a head naming a secret overrides.
 _IDS = frozenset(
     (
-        *("msg", "toolu", "srvtoolu", "tool", "call", "chatcmpl", "cmpl", "req", "request", "resp", "agent"),
-        *("response",),
-        *("run", "thread", "asst", "file", "batch", "org", "proj", "project", "user", "usr", "cus"),
+        *("msg", "toolu", "srvtoolu", "tool", "call", "chatcmpl", "cmpl", "req", "request", "resp"),
+        *("response", "agent", "run", "thread", "asst", "file", "batch", "org", "proj", "project"),
+        *("user", "usr", "cus"),
         *("cust", "pi", "ch", "sub", "evt", "event", "prod", "price", "acct", "in", "inv", "txn", "seti"),
         *("pm", "src", "card", "po", "tr", "re", "cs", "ii", "il", "si", "plan", "ord", "order", "item"),
         *("trace", "span", "job", "task", "ft", "ftjob", "vs", "step", "modr", "dpl", "prj", "team"),
@@ -80,28 +80,26 @@ def head_like(segment: str, first: bool) -> bool:
     return len(segment) <= 6 or (segment.isalpha() and len(segment) <= _HEAD_MAX)
 
 
-def judge(segments: list[str]) -> int | None:
-    """How many leading segments form the head of a token, or None when this is not one."""
+def is_token(segments: list[str]) -> bool:
+    """Do these segments (a chain split at its separators) make a vendor-style token?"""
     head = 0
     while head < min(4, len(segments) - 1) and head_like(segments[head], head == 0):
         head += 1
     if not head or any(s.lower() in _NEVER for s in segments[:head]):
-        return None
+        return False
     body = segments[head:]
     text = "".join(body)
     marked = any(_marked(s) for s in segments[:head])
     if len(body) == 5 and is_uuid("-".join(body)):
-        return head if marked else None
+        return marked
     if not marked and (segments[0].lower() in _IDS or any(s.lower() in _ID_PARTS for s in segments[:head])):
-        return None
+        return False
     if all(is_hex(s) for s in body):
-        return head if len(text) >= (16 if marked else 32) else None
+        return len(text) >= (16 if marked else 32)
     coded = any(not s.isalpha() for s in segments[:head])  # "sq0atp", "lsv2": a code, not a word
     if len(text) < (16 if marked else 20 if coded else 28):
-        return None
-    if machine_made(text) or any(len(s) >= 12 and machine_made(s) for s in body):
-        return head
-    return None
+        return False
+    return machine_made(text) or any(len(s) >= 12 and machine_made(s) for s in body)
 
 
 def _vendor_shape(text: str, lowered: str, position: int, literal: str, out: list[Finding]) -> None:
@@ -117,7 +115,7 @@ def _vendor_shape(text: str, lowered: str, position: int, literal: str, out: lis
         return
     token = chain.group()
     segments = _SEGMENT.findall(token)
-    if judge(segments) is not None and not is_placeholder(token):
+    if is_token(segments) and not is_placeholder(token):
         out.append(Finding(start, chain.end(), KIND, SHAPE))
 
 
@@ -138,7 +136,7 @@ def dotted_token(text: str, start: int, end: int) -> Finding | None:
     dotted chains are judged here instead, on the long runs :mod:`.generated` finds anyway.
     """
     token = text[start:end]
-    if judge(_SEGMENT.findall(token)) is None or is_placeholder(token):
+    if not is_token(_SEGMENT.findall(token)) or is_placeholder(token):
         return None
     return Finding(start, end, KIND, SHAPE)
 
