@@ -228,7 +228,6 @@ _STEM_TRIGGERS = tuple(
         ("auth", "(?!or|en)"),
         ("cred", ""),
         ("n", "(?<=session)"),
-        ("d", "(?<=sessid)"),
         ("cookie", ""),
         ("gnature", ""),
         ("g", "(?<=sig)"),

@@ -42,7 +42,7 @@ def _middles(word: str) -> set[str]:
         encoded = base64.b64encode(b"\0" * shift + data + b"\0\0").decode()
         middle = encoded[-(-shift * 8 // 6) : (shift + len(data)) * 8 // 6]
         if len(middle) >= _MIN_MIDDLE:
-            out.update((middle, middle.replace("+", "-").replace("/", "_")))
+            out.add(middle)  # configs are encoded with the standard alphabet, not base64url
     return out
 
 
