@@ -54,7 +54,7 @@ from adapters._jsonl import (
     type_label,
     walk_files,
 )
-from adapters._text import IMAGE_MARKER, result_text, tool_call_text
+from adapters._text import IMAGE_MARKER, result_text, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions, first_objects
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
@@ -554,7 +554,7 @@ class _FileReader:
             when,
             tool_name=name,
             meta={"uuid": uuid, "tool_use_id": tool_id},
-            limit=self.options.tool_text_cap,
+            limit=tool_call_limit(name, self.options.tool_text_cap),
         )
         draft.add(tool_call_text(name, block.get("input")))
         session.add(draft)

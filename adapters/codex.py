@@ -56,7 +56,7 @@ from adapters._jsonl import (
     type_label,
     walk_files,
 )
-from adapters._text import IMAGE_MARKER, result_text, tool_call_text
+from adapters._text import IMAGE_MARKER, result_text, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions, first_objects
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
@@ -576,7 +576,7 @@ class _RolloutReader:
             when,
             tool_name=name,
             meta={"line": line_no, "call_id": call_id, "item_id": text_or_none(item.get("id"))},
-            limit=self.options.tool_text_cap,
+            limit=tool_call_limit(name, self.options.tool_text_cap),
         )
         self._add(draft, tool_call_text(name, arguments))
 

@@ -18,7 +18,7 @@ from recall.errors import ConflictingSource
 from recall.models import Provenance
 from recall.project import resolve_project
 from recall.store.forgotten import forgotten_keys
-from recall.store.writer import Writer, to_db_time
+from recall.store.writer import Capped, Writer, to_db_time
 from recall.transcript import Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -58,12 +58,19 @@ class BatchOutcome:
 
 
 def message_hash(message: TranscriptMessage) -> str:
-    """Identity of a message's content, to notice when a stored message grew."""
+    """Identity of a message's content, to notice when a stored message grew.
+
+    The cuts that shorten it count too, so a re-import with another ``--tool-text-cap`` rewrites
+    it; cuts that shorten nothing do not, so such messages keep the hash they always had.
+    """
     digest = hashlib.blake2b(digest_size=16)
     digest.update(
         f"{message.role}\x1f{message.origin}\x1f{message.kind}\x1f{message.tool_name or ''}\x1f".encode()
     )
     digest.update(message.text.encode("utf-8", errors="surrogatepass"))
+    shortened = [cut for cut in message.cuts if cut.end - cut.start > cut.limit]
+    if shortened:
+        digest.update(repr(shortened).encode())
     return digest.hexdigest()
 
 
@@ -238,7 +245,7 @@ def _message_values(
         "origin": m.origin.value,
         "kind": m.kind.value,
         "tool_name": m.tool_name,
-        "content": m.text,
+        "content": Capped(m.text, m.cuts),
         "timestamp": m.timestamp,
         "content_hash": digest,
         "meta": m.meta,

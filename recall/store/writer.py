@@ -2,7 +2,8 @@
 
 Two guarantees live here and nowhere else (adr/0001, adr/0002):
 
-* every text column, and every string inside JSON columns, passes ``recall.scrub.scrub``;
+* every text column, and every string inside JSON columns, passes ``recall.scrub.scrub``, and
+  text is shortened only after that (a :class:`Capped` value says where; adr/0013);
 * provenance comes from the caller's *kind of write* (an import is verbatim, ``recall add`` is
   user_authored), fixed by the store method, never by a value in the input.
 
@@ -16,13 +17,16 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.models import JSON_COLUMNS, Provenance
-from recall.scrub import scrub, scrub_value
+from recall.scrub import scrub_value
+from recall.store.caps import scrub_then_cap
 from recall.store.records import normalise_tags
+from recall.transcript import Cut
 
 # Columns whose text is free-form and may carry secrets. Everything else is ids, enums and times.
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -33,6 +37,14 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "breadcrumbs": ("content", "detail"),
     "session_summaries": ("title", "content"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Capped:
+    """Text to store with parts cut to their limits, after it is scrubbed (never before)."""
+
+    text: str
+    cuts: tuple[Cut, ...] = ()
 
 
 def utc_now() -> datetime:
@@ -60,8 +72,9 @@ class Writer:
         text_columns = TEXT_COLUMNS[table]
         row: dict[str, Any] = {}
         for column, value in values.items():
-            if column in text_columns and isinstance(value, str):
-                result = scrub(value)
+            if column in text_columns and isinstance(value, str | Capped):
+                capped = value if isinstance(value, Capped) else Capped(value)
+                result = scrub_then_cap(capped.text, capped.cuts)
                 if result.kinds:
                     self.redactions.update(result.kinds)
                 value = result.text
