@@ -322,7 +322,10 @@ def _captured_times(store: Store | None, host: str) -> dict[str, datetime]:
 
 
 def _is_captured(path: Path, modified: datetime, captured: dict[str, datetime]) -> bool:
-    when = captured.get(str(path.resolve())) or captured.get(str(path))
+    from recall.ingest import source_key
+    from recall.pathnames import path_text
+
+    when = captured.get(source_key(path)) or captured.get(path_text(path))
     return when is not None and when >= modified
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.ingest import ImportSummary, file_signature, import_transcripts_now
+from recall.ingest import ImportSummary, file_signature, import_transcripts_now, source_key
 from recall.project import resolve_project
 from recall.store.transcripts import SourceStamp
 from recall.summary import build_summary
@@ -84,7 +84,7 @@ def dump_session(
             )
         if path is not None and path.exists():
             size, mtime_ns = file_signature(path)  # taken before reading: a growing file stays "changed"
-            stamp = SourceStamp(source, str(path.resolve()), size, mtime_ns)
+            stamp = SourceStamp(source, source_key(path), size, mtime_ns)
         wanted, found = _host_transcripts(source, path, session_id, project or resolve_project(cwd), report)
         transcripts = _with_children(_main_transcript(wanted, session_id), found)
     main = transcripts[0]

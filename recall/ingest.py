@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
+from recall.pathnames import path_text, printable
 from recall.transcript import ParseReport, Transcript
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class ImportSummary:
     messages_updated: int = 0
     lines_read: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    non_utf8_names: int = 0
     redactions: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     session_ids: list[int] = field(default_factory=list)
@@ -65,17 +67,39 @@ class ImportSummary:
             "summaries": self.summaries,
             "lines_read": self.lines_read,
             "skipped": dict(self.skipped.most_common()),
+            "non_utf8_names": self.non_utf8_names,
             "redactions": dict(self.redactions.most_common()),
-            "errors": self.errors[:20],
+            "errors": [printable(error) for error in self.errors[:20]],
             "dry_run": self.dry_run,
             "embedding": self.embedding,
         }
 
 
 def collect_sources(
+    adapters: Sequence[HostAdapter],
+    paths: Sequence[Path] | None,
+    since: datetime | None,
+    summary: ImportSummary | None = None,
+) -> list[tuple[HostAdapter, Path]]:
+    """Every (adapter, file) pair to consider, newest-changed last so partial runs keep order.
+
+    What discovery passes over (FIFOs, sockets, devices, symlink loops, unreadable folders) and the
+    names that are not UTF-8 are counted in ``summary``.
+    """
+    from adapters._files import discovery_report
+
+    with discovery_report() as found:
+        sources = _discover(adapters, paths, since)
+    if summary is not None:
+        summary.skipped.update(found.skipped)
+        summary.non_utf8_names += found.non_utf8_names
+        summary.errors.extend(found.details[:5])
+    return sources
+
+
+def _discover(
     adapters: Sequence[HostAdapter], paths: Sequence[Path] | None, since: datetime | None
 ) -> list[tuple[HostAdapter, Path]]:
-    """Every (adapter, file) pair to consider, newest-changed last so partial runs keep order."""
     sources: list[tuple[HostAdapter, Path]] = []
     for adapter in adapters:
         for path in adapter.discover(list(paths) if paths else None):
@@ -110,15 +134,15 @@ def run_import(
     from recall.store.transcripts import SourceStamp
 
     if paths:
-        missing = [str(p) for p in paths if not p.exists()]
+        missing = [path_text(p) for p in paths if not p.exists()]
         if missing:
             raise InvalidInput(f"no such file or folder: {', '.join(missing)}")
     options = options or ReadOptions()
     summary = ImportSummary(dry_run=dry_run)
-    sources = collect_sources(adapters, paths, since)
+    sources = collect_sources(adapters, paths, since, summary)
     for done, (adapter, path) in enumerate(sources):
         if progress:
-            progress(done, len(sources), str(path))
+            progress(done, len(sources), path_text(path))
         summary.files_seen += 1
         try:
             size, mtime_ns = file_signature(path)
@@ -126,7 +150,7 @@ def run_import(
             summary.files_failed += 1
             summary.errors.append(f"{path}: {exc.strerror or exc}")
             continue
-        key = str(path.resolve())
+        key = source_key(path)
         if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
             summary.files_unchanged += 1
             continue
@@ -163,6 +187,11 @@ def run_import(
     if embed_budget_seconds > 0 and not dry_run and summary.messages_added:
         summary.embedding = _embed_within(store, embed_budget_seconds)
     return summary
+
+
+def source_key(path: Path) -> str:
+    """How ``source_files`` names a source: its resolved path, as storable text (recall.pathnames)."""
+    return path_text(path.resolve())
 
 
 def summarise_sessions(store: Store, session_ids: Iterable[int]) -> int:

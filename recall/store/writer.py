@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recall.models import JSON_COLUMNS, Provenance
+from recall.pathnames import printable
 from recall.scrub import scrub, scrub_value
 from recall.store.records import normalise_tags
 
@@ -47,6 +48,11 @@ def to_db_time(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+# Names the host or the file system chose (ids, paths): bytes that are not UTF-8 are written as \xNN
+# (recall.pathnames), the same text every time, so an id taken from such a file name stays one key.
+NAME_COLUMNS = frozenset({"external_id", "parent_external_id", "agent_id", "source_path"})
+
+
 class Writer:
     """Scrubs and stamps rows, then writes them on the store's connection."""
 
@@ -59,6 +65,8 @@ class Writer:
         text_columns = TEXT_COLUMNS[table]
         row: dict[str, Any] = {}
         for column, value in values.items():
+            if isinstance(value, str) and (column in NAME_COLUMNS or column not in text_columns):
+                value = printable(value)
             if column in text_columns and isinstance(value, str):
                 result = scrub(value)
                 if result.kinds:
