@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from recall.errors import StoreUnavailable
 from recall.migrations import migrate
 
 BUSY_TIMEOUT_MS = 10_000
+WRITE_LOCK_POLL_S = 0.001  # first pause between two tries for the write lock
+WRITE_LOCK_POLL_MAX_S = 0.004  # the longest pause: shorter than the gap between two import transactions
 
 
 def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
@@ -37,6 +40,31 @@ def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise StoreUnavailable(describe_sqlite_error(exc, path)) from exc
     return conn
+
+
+def begin_immediate(conn: sqlite3.Connection, path: Path) -> None:
+    """``BEGIN IMMEDIATE``, trying for the write lock every few milliseconds for up to the busy timeout.
+
+    Why not SQLite's own busy handler: it sleeps longer the longer it waits, up to 100 ms between
+    tries, and an import that commits every few tens of milliseconds leaves gaps shorter than that,
+    so a waiting `recall add` could miss gap after gap for seconds (adr/0016). Trying this often
+    takes each gap; a try costs microseconds.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = WRITE_LOCK_POLL_S
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorname", "") != "SQLITE_BUSY" or time.monotonic() >= deadline:
+                    raise StoreUnavailable(describe_sqlite_error(exc, path)) from exc
+            time.sleep(pause)
+            pause = min(pause * 2, WRITE_LOCK_POLL_MAX_S)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:

@@ -21,7 +21,7 @@ from recall.errors import InvalidInput, NotFound
 from recall.ingest import ImportSummary, file_signature, import_transcripts_now, source_key
 from recall.project import resolve_project
 from recall.store.transcripts import SourceStamp
-from recall.summary import build_summary
+from recall.summary_queue import summarise_session
 from recall.transcript import Origin, ParseReport, Role, Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -97,9 +97,9 @@ def dump_session(
             "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
             (main.host, main.external_id),
         ).fetchone()
-    messages_stored = store.session_messages(row["id"])
-    draft = build_summary(title or row["title"], messages_stored)
-    summary_id = store.write_summary(row["id"], draft)
+    summary_id = summarise_session(store, row["id"], title=title, embed=True)
+    if summary_id is None:
+        raise NotFound(f"session {main.external_id} holds no messages to summarise")
     return DumpResult(
         session_id=row["id"],
         external_id=main.external_id,

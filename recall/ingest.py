@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
 from recall.pathnames import path_text, printable
+from recall.summary_queue import write_due_summaries
 from recall.transcript import ParseReport, Transcript
 
 if TYPE_CHECKING:
@@ -48,8 +49,6 @@ class ImportSummary:
     non_utf8_names: int = 0
     redactions: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
-    session_ids: list[int] = field(default_factory=list)
-    changed_sessions: list[int] = field(default_factory=list)
     summaries: int = 0
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
@@ -126,67 +125,86 @@ def run_import(
     progress: Progress | None = None,
     embed_budget_seconds: float = 5.0,
 ) -> ImportSummary:
-    """Import every changed source, then embed new messages for at most ``embed_budget_seconds``.
+    """Import every changed source, write the summaries due, then embed what is pending for at most
+    ``embed_budget_seconds``.
 
-    Whatever the budget leaves is embedded later by `recall embed` (or the next import).
+    Summaries and vectors that an earlier run left undone (it was killed) are finished here too;
+    whatever the budget leaves is embedded later by `recall embed` (or the next import).
     """
     from adapters.base import ReadOptions
-    from recall.store.transcripts import SourceStamp
 
     if paths:
         missing = [path_text(p) for p in paths if not p.exists()]
         if missing:
             raise InvalidInput(f"no such file or folder: {', '.join(missing)}")
-    options = options or ReadOptions()
+    read_options = options or ReadOptions()
     summary = ImportSummary(dry_run=dry_run)
     sources = collect_sources(adapters, paths, since, summary)
     for done, (adapter, path) in enumerate(sources):
         if progress:
             progress(done, len(sources), path_text(path))
-        summary.files_seen += 1
-        try:
-            size, mtime_ns = file_signature(path)
-        except OSError as exc:
-            summary.files_failed += 1
-            summary.errors.append(f"{path}: {exc.strerror or exc}")
-            continue
-        key = source_key(path)
-        if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
-            summary.files_unchanged += 1
-            continue
-        report = ParseReport()
-        try:
-            transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
-        except Exception as exc:  # a reader bug must not stop the other files
-            log.exception("reading %s failed", path)
-            summary.files_failed += 1
-            summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
-            continue
-        summary.files_read += 1
-        summary.lines_read += report.lines_read
-        summary.skipped.update(report.skipped)
-        summary.errors.extend(f"{path}: {e}" for e in report.errors[:5])
-        try:
-            outcome = store.import_transcripts(
-                transcripts,
-                project=project,
-                source=SourceStamp(adapter.name, key, size, mtime_ns),
-                dry_run=dry_run,
-            )
-        except (sqlite3.IntegrityError, ValueError, UnicodeError) as exc:
-            # The file's transaction rolled back whole; the next files still import.
-            log.exception("storing %s failed", path)
-            summary.files_failed += 1
-            summary.errors.append(f"{path}: could not store: {type(exc).__name__}: {exc}")
-            continue
-        _add(summary, outcome)
+        _import_file(store, adapter, path, summary, read_options, since=since, project=project, force=force)
     if progress:
         progress(len(sources), len(sources), "")
     if not dry_run:
-        summary.summaries = summarise_sessions(store, summary.changed_sessions)
-    if embed_budget_seconds > 0 and not dry_run and summary.messages_added:
+        summary.summaries = write_due_summaries(store)
+    if embed_budget_seconds > 0 and not dry_run and (summary.messages_added or _anything_pending(store)):
         summary.embedding = _embed_within(store, embed_budget_seconds)
     return summary
+
+
+def _import_file(
+    store: Store,
+    adapter: HostAdapter,
+    path: Path,
+    summary: ImportSummary,
+    options: ReadOptions,
+    *,
+    since: datetime | None,
+    project: str | None,
+    force: bool,
+) -> None:
+    """Read one source unless it is unchanged, and store it; every failure is counted in ``summary``."""
+    from recall.store.transcripts import SourceStamp
+
+    summary.files_seen += 1
+    try:
+        size, mtime_ns = file_signature(path)
+    except OSError as exc:
+        summary.files_failed += 1
+        summary.errors.append(f"{path}: {exc.strerror or exc}")
+        return
+    key = source_key(path)
+    if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
+        summary.files_unchanged += 1
+        return
+    report = ParseReport()
+    try:
+        transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
+    except Exception as exc:  # a reader bug must not stop the other files
+        log.exception("reading %s failed", key)
+        summary.files_failed += 1
+        summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
+        return
+    summary.files_read += 1
+    summary.lines_read += report.lines_read
+    summary.skipped.update(report.skipped)
+    summary.errors.extend(f"{path}: {e}" for e in report.errors[:5])
+    try:
+        outcome = store.import_transcripts(
+            transcripts,
+            project=project,
+            source=SourceStamp(adapter.name, key, size, mtime_ns),
+            dry_run=summary.dry_run,
+        )
+    except (sqlite3.IntegrityError, ValueError, UnicodeError) as exc:
+        # The failing transaction rolled back and the file stays unstamped: the next import tries it
+        # again, and the next files still import.
+        log.exception("storing %s failed", key)
+        summary.files_failed += 1
+        summary.errors.append(f"{path}: could not store: {type(exc).__name__}: {exc}")
+        return
+    _add(summary, outcome)
 
 
 def source_key(path: Path) -> str:
@@ -194,24 +212,15 @@ def source_key(path: Path) -> str:
     return path_text(path.resolve())
 
 
-def summarise_sessions(store: Store, session_ids: Iterable[int]) -> int:
-    """Write or refresh the derived summary of each top-level session that gained messages."""
-    from recall.summary import build_summary
+def _anything_pending(store: Store) -> bool:
+    """Whether rows wait for vectors (a killed `recall embed` or import); False without a model."""
+    from recall.errors import ModelUnavailable
+    from recall.search.semantic import has_pending
 
-    written = 0
-    for session_id in dict.fromkeys(session_ids):
-        with store.reading() as conn:
-            row = conn.execute(
-                "SELECT title, parent_external_id FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-        if row is None or row["parent_external_id"]:
-            continue  # subagents and forks are summarised through their parent's messages
-        messages = store.session_messages(session_id)
-        if not messages:
-            continue
-        store.write_summary(session_id, build_summary(row["title"], messages), embed=False)
-        written += 1
-    return written
+    try:
+        return has_pending(store, store.embedder)
+    except ModelUnavailable:
+        return False
 
 
 def _embed_within(store: Store, budget: float) -> dict[str, Any]:
@@ -262,9 +271,6 @@ def _add(summary: ImportSummary, outcome: Any) -> None:
             summary.sessions_new += 1
         elif session.added or session.updated:
             summary.sessions_updated += 1
-        summary.session_ids.append(session.session_id)
-        if session.added or session.updated:
-            summary.changed_sessions.append(session.session_id)
     summary.messages_added += outcome.added
     summary.messages_updated += outcome.updated
     summary.redactions.update(outcome.redactions)

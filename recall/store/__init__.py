@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from recall.config import default_db_path
-from recall.db import connect, describe_sqlite_error
-from recall.errors import InvalidInput, InvalidTransition, NotFound, StoreUnavailable
+from recall.db import begin_immediate, connect
+from recall.errors import InvalidInput, InvalidTransition, NotFound
 from recall.models import (
     JSON_COLUMNS,
     TABLE_NAMES,
@@ -103,10 +103,7 @@ class Store:
     def transaction(self) -> Iterator[Writer]:
         """A write transaction; the writer's redaction counter is reset for each one."""
         with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StoreUnavailable(describe_sqlite_error(exc, self.path)) from exc
+            begin_immediate(self._conn, self.path)
             self._writer.redactions.clear()
             try:
                 yield self._writer
@@ -224,11 +221,19 @@ class Store:
         return None if row is None else (row[0], row[1])
 
     def write_summary(
-        self, session_id: int, draft: SummaryDraft, *, importance: int = 5, embed: bool = True
+        self,
+        session_id: int,
+        draft: SummaryDraft,
+        *,
+        importance: int = 5,
+        embed: bool = True,
+        due_generation: int | None = None,
     ) -> int:
         """Store (or refresh) the one summary of a session; recall composed it, so it is derived.
 
-        Bulk callers (imports) pass ``embed=False`` and leave the vector to the batched embedder.
+        ``due_generation`` takes the session off the summary queue in the same transaction, unless it
+        was queued again since (recall.ingest.summarise_session). Bulk callers (imports) pass
+        ``embed=False`` and leave the vector to the batched embedder.
         """
         with self.transaction() as writer:
             session = self._conn.execute(
@@ -237,6 +242,8 @@ class Store:
             ).fetchone()
             if session is None:
                 raise NotFound(f"no session with id {session_id}")
+            if due_generation is not None:
+                writer.summary_done(session_id, due_generation)
             values = {
                 "title": draft.title,
                 "content": draft.content,
