@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import recall.store
 import recall.store.transcripts as transcripts_module
 from adapters import get_adapter
 from recall.ingest import run_import
@@ -118,17 +119,22 @@ def test_no_message_is_scrubbed_while_the_write_lock_is_held(
 def test_each_transaction_writes_at_most_a_batch_of_messages(
     store: Store, small_batches: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    written: list[int] = []
-    real = Writer.insert_clean
+    per_transaction: list[int] = []
+    real_begin, real_insert = recall.store.begin_immediate, Writer.insert_clean
+
+    def begin(*args: Any) -> None:
+        real_begin(*args)
+        per_transaction.append(0)
 
     def counting(self: Writer, rows: Any, provenance: Any, fills: Any) -> int:
-        written.append(len(rows))
-        return real(self, rows, provenance, fills)
+        per_transaction[-1] += len(rows)
+        return real_insert(self, rows, provenance, fills)
 
+    monkeypatch.setattr(recall.store, "begin_immediate", begin)
     monkeypatch.setattr(Writer, "insert_clean", counting)
     outcome = store.import_transcripts([_transcript("big", 30), _transcript("small", 3)])
     assert outcome.added == 33
-    assert max(written) <= SMALL_BATCH and sum(written) == 33
+    assert max(per_transaction) <= SMALL_BATCH and sum(per_transaction) == 33
     ordinals = [row[0] for row in store.connection.execute(
         "SELECT ordinal FROM messages m JOIN sessions s ON s.id = m.session_id "
         "WHERE s.external_id = 'big' ORDER BY m.id"
