@@ -18,10 +18,13 @@ class AppContext:
 
     @property
     def store(self) -> Store:
+        """The store, opened without embedding on write: loading the model would double the time
+        of a one-row `recall add` and cost it two more waits for the write lock while an import runs
+        (adr/0016). The row stays pending until the next `recall import` or `recall embed`."""
         if self._store is None:
             from recall.store import Store
 
-            self._store = Store(self.db_path)
+            self._store = Store(self.db_path, embed_on_write=False)
         return self._store
 
     def close(self) -> None:
