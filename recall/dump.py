@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
 from recall.ingest import ImportSummary, file_signature, import_transcripts_now, source_key
+from recall.pathnames import printable
 from recall.project import resolve_project
 from recall.store.transcripts import SourceStamp
 from recall.summary_queue import summarise_session
@@ -95,7 +96,7 @@ def dump_session(
     with store.reading() as conn:
         row = conn.execute(
             "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
-            (main.host, main.external_id),
+            (main.host, printable(main.external_id)),
         ).fetchone()
     summary_id = summarise_session(store, row["id"], title=title, embed=True)
     if summary_id is None:

@@ -191,6 +191,22 @@ def test_recall_import_path_survives_a_fifo_and_a_name_that_is_not_utf8(tmp_path
     assert data["skipped"]["fifo"] == 1 and data["non_utf8_names"] == 1
 
 
+def test_a_session_named_by_a_file_name_that_is_not_utf8_is_imported_once(
+    store: Store, tmp_path: Path
+) -> None:
+    """A Cursor session's id is its file name: stored escaped, and found again under that id."""
+    transcripts = tmp_path / "projects" / "app" / "agent-transcripts"
+    transcripts.mkdir(parents=True)
+    shutil.copy(CURSOR_TRANSCRIPT, transcripts / f"{NOT_UTF8}.jsonl")
+    first = run_import(store, [get_adapter("cursor")], paths=[tmp_path], embed_budget_seconds=0)
+    again = run_import(store, [get_adapter("cursor")], paths=[tmp_path], embed_budget_seconds=0, force=True)
+    assert first.files_failed == 0 and first.sessions_new == 1 and first.messages_added > 0
+    assert again.files_read == 1 and again.sessions_new == 0 and again.messages_added == 0
+    assert [row[0] for row in store.connection.execute("SELECT external_id FROM sessions")] == [
+        "caf\\xe9-\\xff"
+    ]
+
+
 def test_the_summary_of_an_odd_import_reads_as_text() -> None:
     summary = ImportSummary(errors=[f"/tmp/{NOT_UTF8}/x.jsonl: torn_line"])
     assert summary.to_dict()["errors"] == ["/tmp/caf\\xe9-\\xff/x.jsonl: torn_line"]

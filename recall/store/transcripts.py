@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import ConflictingSource
 from recall.models import Provenance
+from recall.pathnames import printable
 from recall.project import resolve_project
 from recall.store.writer import CleanRow, Writer, clean_row, to_db_time
 from recall.transcript import Transcript, TranscriptMessage
@@ -141,6 +142,8 @@ def import_transcripts(
                         source.host, source.path, source.size, source.mtime_ns, len(items), outcome.added
                     )
             outcome.redactions.update(writer.redactions)
+        for part in batch:
+            part.rows = []  # written: a big file's scrubbed copy is not kept until the end
     if dry_run:
         for plan in plans:
             plan.outcome.added, plan.outcome.updated = len(plan.writes) - plan.changed, plan.changed
@@ -153,20 +156,18 @@ def _refuse_other_hosts(store: Store, items: list[Transcript]) -> None:
         with store.reading() as conn:
             other = conn.execute(
                 "SELECT host FROM sessions WHERE external_id = ? AND host != ? LIMIT 1",
-                (t.external_id, t.host),
+                (printable(t.external_id), t.host),
             ).fetchone()
         if other is not None:
             raise ConflictingSource(
-                f"session {t.external_id} is already stored from {other['host']}, not {t.host}; "
+                f"session {printable(t.external_id)} is already stored from {other['host']}, not {t.host}; "
                 f"dump it with --source {other['host']} or give another --session-id"
             )
 
 
 def _plan(store: Store, t: Transcript, project: str | None) -> _Plan:
     with store.reading() as conn:
-        row = conn.execute(
-            "SELECT id, project FROM sessions WHERE host = ? AND external_id = ?", (t.host, t.external_id)
-        ).fetchone()
+        row = _session_row(conn, t)
         stored: dict[str, str] = {}
         if row is not None:
             stored = dict(
@@ -183,7 +184,7 @@ def _plan(store: Store, t: Transcript, project: str | None) -> _Plan:
             continue
         seen.add(message.key)
         digest = message_hash(message)
-        before = stored.get(message.key)
+        before = stored.get(printable(message.key))
         if before != digest:
             plan.writes.append((digest, message))
             plan.changed += before is not None
@@ -217,33 +218,33 @@ def _write_part(conn: sqlite3.Connection, writer: Writer, part: _Part) -> None:
         _store_session(conn, writer, part.plan)
     session_id = outcome.session_id
     assert session_id is not None
-    stored = _stored(conn, session_id, [m.key for _, m in part.writes])
+    stored = _stored(conn, session_id, [printable(m.key) for _, m in part.writes])
     ordinal = conn.execute(
         "SELECT coalesce(max(ordinal), -1) + 1 FROM messages WHERE session_id = ?", (session_id,)
     ).fetchone()[0]
     inserts: list[CleanRow] = []
     fills: list[dict[str, Any]] = []
+    updated = 0
     for (digest, message), row in zip(part.writes, part.rows, strict=True):
-        found = stored.get(message.key)
+        found = stored.get(printable(message.key))
         if found is None:
             inserts.append(row)
             fills.append({"project": outcome.project, "session_id": session_id, "ordinal": ordinal})
             ordinal += 1
         elif found[1] != digest:
             writer.update("messages", found[0], row.only(_UPDATED_COLUMNS))
-            outcome.updated += 1
+            updated += 1
+    outcome.updated += updated
     added = writer.insert_clean(inserts, Provenance.VERBATIM, fills)
     outcome.added += added
-    if (added or outcome.updated) and part.plan.transcript.parent_external_id is None:
+    if (added or updated) and part.plan.transcript.parent_external_id is None:
         writer.queue_summary(session_id)
 
 
 def _store_session(conn: sqlite3.Connection, writer: Writer, plan: _Plan) -> None:
     """Insert the session row, or refresh the stored one; either way ``plan.outcome`` learns its id."""
     t, outcome = plan.transcript, plan.outcome
-    row = conn.execute(
-        "SELECT id, project FROM sessions WHERE host = ? AND external_id = ?", (t.host, t.external_id)
-    ).fetchone()
+    row = _session_row(conn, t)
     values = _session_values(t)
     if row is None:
         outcome.session_id = writer.insert(
@@ -252,6 +253,15 @@ def _store_session(conn: sqlite3.Connection, writer: Writer, plan: _Plan) -> Non
         return
     outcome.session_id, outcome.project, outcome.new_session = row["id"], row["project"], False
     _refresh_session(conn, writer, row["id"], values)
+
+
+def _session_row(conn: sqlite3.Connection, t: Transcript) -> sqlite3.Row | None:
+    """The stored session of ``t``: ids are stored as ``printable`` text (a Cursor session is named
+    by its file, and a file name need not be UTF-8)."""
+    return conn.execute(
+        "SELECT id, project FROM sessions WHERE host = ? AND external_id = ?",
+        (t.host, printable(t.external_id)),
+    ).fetchone()
 
 
 def _stored(conn: sqlite3.Connection, session_id: int, keys: list[str]) -> dict[str, tuple[int, str]]:
