@@ -2,8 +2,9 @@
 
 The importer is incremental and idempotent at two levels. A file whose size and mtime match the
 last import is not opened at all; a file that changed is read again and the store upserts on
-per-message natural keys, so only new messages are written. Each file is one transaction. A reader
-that fails on one file is counted and reported; the rest still import.
+per-message natural keys, so only new messages are written, in short transactions with the file's
+stamp in the last (adr/0016). A reader that fails on one file is counted and reported; the rest
+still import. Summaries and vectors that an interrupted run left undone are finished here too.
 """
 
 from __future__ import annotations

@@ -170,17 +170,21 @@ def test_a_fifo_given_as_the_path_is_counted_not_opened(store: Store, tmp_path: 
 
 
 def test_recall_import_path_survives_a_fifo_and_a_name_that_is_not_utf8(tmp_path: Path) -> None:
-    """The command end to end, as the issue saw it hang and crash: `recall import --path` with --json."""
+    """The command end to end, as the issue saw it hang and crash: `recall import --path`, with
+    --json and then as text (the second run reads nothing: the odd name is the same key again)."""
     root, sockets = _claude_tree(tmp_path / "claude")
     env = {**os.environ, "RECALL_MODEL_DIR": str(tmp_path / "no-model")}
+    command = [sys.executable, "-m", "recall", "--db", str(tmp_path / "r.db"), "import", "--host", "claude"]
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "recall", "--db", str(tmp_path / "r.db"), "import", "--host", "claude"]
-            + ["--path", str(root), "--json"],
+            [*command, "--path", str(root), "--json"],
             capture_output=True,
             timeout=ALARM_SECONDS,
             check=False,
             env=env,
+        )
+        text = subprocess.run(
+            [*command, "--path", str(root)], capture_output=True, timeout=ALARM_SECONDS, check=False, env=env
         )
     finally:
         for listener in sockets:
@@ -189,6 +193,11 @@ def test_recall_import_path_survives_a_fifo_and_a_name_that_is_not_utf8(tmp_path
     data = json.loads(done.stdout)
     assert data["sessions"]["new"] == 2 and data["files"]["failed"] == 0
     assert data["skipped"]["fifo"] == 1 and data["non_utf8_names"] == 1
+    assert text.returncode == 0, text.stderr.decode(errors="replace")
+    lines = text.stdout.decode("utf-8").splitlines()
+    assert "files: 2 found, 0 read, 2 unchanged, 0 failed" in lines
+    assert any(line.startswith("skipped: ") and "fifo 1" in line and "socket 1" in line for line in lines)
+    assert "names that are not UTF-8: 1 (imported; stored with \\xNN escapes)" in lines
 
 
 def test_a_session_named_by_a_file_name_that_is_not_utf8_is_imported_once(

@@ -205,7 +205,7 @@ class Store:
         source: SourceStamp | None = None,
         dry_run: bool = False,
     ) -> BatchOutcome:
-        """Store sessions and messages verbatim, in one transaction (recall.store.transcripts)."""
+        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts)."""
         from recall.store.transcripts import import_transcripts
 
         return import_transcripts(
