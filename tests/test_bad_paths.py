@@ -216,6 +216,20 @@ def test_a_session_named_by_a_file_name_that_is_not_utf8_is_imported_once(
     ]
 
 
+def test_a_symlinked_folder_is_walked_once_and_a_linked_file_read_once(tmp_path: Path) -> None:
+    projects = tmp_path / "claude" / "projects"
+    (projects / "real").mkdir(parents=True)
+    shutil.copy(SPOTTER / "short.jsonl", projects / "real" / "a.jsonl")
+    os.symlink(projects / "real" / "a.jsonl", projects / "real" / "b.jsonl")  # the same file twice
+    elsewhere = tmp_path / "elsewhere" / "app"
+    elsewhere.mkdir(parents=True)
+    shutil.copy(SPOTTER / "tool_heavy.jsonl", elsewhere / "c.jsonl")
+    os.symlink(elsewhere, projects / "linked")  # followed: transcripts kept on another disk
+    os.symlink(projects / "real", projects / "same")  # a second name for a folder already walked
+    found = list(get_adapter("claude").discover([tmp_path / "claude"]))
+    assert [p.relative_to(projects).as_posix() for p in found] == ["linked/c.jsonl", "real/a.jsonl"]
+
+
 def test_the_summary_of_an_odd_import_reads_as_text() -> None:
     summary = ImportSummary(errors=[f"/tmp/{NOT_UTF8}/x.jsonl: torn_line"])
     assert summary.to_dict()["errors"] == ["/tmp/caf\\xe9-\\xff/x.jsonl: torn_line"]
