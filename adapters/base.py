@@ -35,7 +35,9 @@ class HostAdapter(Protocol):
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         """Every readable source (a JSONL file, a state.vscdb, ...) under ``roots`` or the defaults.
 
-        A root may itself be a single file. Sources are yielded in a stable order.
+        A root may itself be a single file. Sources are yielded in a stable order. Walk folders with
+        ``adapters._files.walk_files`` and open files with ``open_regular``: they never open a FIFO,
+        socket or device, end symlink loops, and count what they pass over (adr/0016).
         """
         ...
 
