@@ -8,6 +8,7 @@ blocks, 84 message ids with text, one isCompactSummary line and one <task-notifi
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections import Counter
 from dataclasses import replace
@@ -447,14 +448,14 @@ def test_empty_missing_and_unreadable_files_never_raise(
     transcripts, report = read(tmp_path / "gone.jsonl")
     assert transcripts == [] and report.skipped == {"unreadable": 1}
     locked = write_lines(tmp_path / "locked.jsonl", user("u1", "secret"))
-    real_open = Path.open
+    real_open = os.open
 
-    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
-        if self == locked:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr(os, "open", refuse)  # root can read a chmod 000 file, so refuse it here
     transcripts, report = read(locked)
     assert transcripts == [] and report.skipped == {"unreadable": 1}
     assert "Permission denied" in report.errors[0]
