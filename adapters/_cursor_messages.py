@@ -5,8 +5,9 @@ Lexical rich-text JSON), tool calls with their results (arguments and results of
 model thinking, and images. Each era's reader collects them into ``Parts``, and ``Parts.message``
 renders one host message (a bubble, a transcript line, a Store leaf) as one ``TranscriptMessage``
 with the same rules as the other hosts (``adapters._text``): a tool call is its name and a one-line
-gist, tool output is cut to ``ReadOptions.tool_text_cap`` with a marker, data URLs become
-``[image]``, and thinking is kept only when ``ReadOptions.include_thinking`` asks for it.
+gist, tool output is marked to be cut to ``ReadOptions.tool_text_cap`` (the store cuts it after
+scrubbing), data URLs become ``[image]``, and thinking is kept only when
+``ReadOptions.include_thinking`` asks for it.
 
 Agent transcripts and the Store wrap what the person typed in ``<user_query>…</user_query>``; the
 wrapper goes, and a user turn that is only a host-written ``<tag>…</tag>`` block is marked injected.
@@ -26,9 +27,9 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from adapters._text import IMAGE_MARKER, TEXT_CAP, cap, clean, tool_call_text
+from adapters._text import IMAGE_MARKER, TEXT_CAP, clean, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions
-from recall.transcript import MessageKind, Origin, ParseReport, Role, TranscriptMessage
+from recall.transcript import Cut, MessageKind, Origin, ParseReport, Role, TranscriptMessage
 
 HOST = "cursor"
 
@@ -59,9 +60,9 @@ class Parts:
         meta: dict[str, Any] | None = None,
     ) -> TranscriptMessage | None:
         """The rendered message, or None (counted) when nothing readable is left."""
-        text = _non_empty(cap(clean(t).strip(), TEXT_CAP) for t in self.text)
+        text = _non_empty(clean(t).strip() for t in self.text)
         calls = [tool_call_text(name, args) for name, args in self.calls]
-        results = _non_empty(cap(clean(out).strip(), options.tool_text_cap) for _, out in self.results)
+        results = _non_empty(clean(out).strip() for _, out in self.results)
         thinking = _non_empty(clean(t).strip() for t in self.thinking) if options.include_thinking else []
         if text:
             kind = MessageKind.TEXT
@@ -78,16 +79,35 @@ class Parts:
         if kind is not MessageKind.THINKING:
             thinking = [f"[thinking] {t}" for t in thinking]
         names = [name for name, _ in self.calls] + [name for name, _ in self.results if name]
+        limits = [
+            *(None for _ in thinking),
+            *(TEXT_CAP for _ in text),
+            *(tool_call_limit(name, options.tool_text_cap) for name, _ in self.calls),
+            *(options.tool_text_cap for _ in results),
+        ]
+        joined, cuts = _joined(thinking + text + calls + results, limits)
         return TranscriptMessage(
             key=key,
             role=role,
-            text="\n\n".join(thinking + text + calls + results),
+            text=joined,
+            cuts=cuts,
             timestamp=timestamp,
             origin=origin or _default_origin(role, kind),
             kind=kind,
             tool_name=names[0] if names else None,
             meta={k: v for k, v in (meta or {}).items() if v not in (None, "")},
         )
+
+
+def _joined(parts: list[str], limits: list[int | None]) -> tuple[str, tuple[Cut, ...]]:
+    """Parts joined by blank lines, and where each may be cut (the store cuts after scrubbing)."""
+    cuts: list[Cut] = []
+    position = 0
+    for part, limit in zip(parts, limits, strict=True):
+        if limit is not None:
+            cuts.append(Cut(position, position + len(part), limit))
+        position += len(part) + 2
+    return "\n\n".join(parts), tuple(cuts)
 
 
 def turn_message(

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._cursor_messages import HOST, as_str, content_parts, parse_json, time_span, turn_message
+from adapters._files import read_side_file
 from adapters._jsonl import parse_timestamp
 from adapters._sqlite import Unreadable, open_readonly
 from adapters.base import ReadOptions
@@ -55,9 +56,10 @@ class SessionInfo:
 
 
 def _session_info(chat_dir: Path, store_meta: dict[str, Any]) -> SessionInfo:
+    data = read_side_file(chat_dir / "meta.json")
     try:
-        meta = json.loads((chat_dir / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        meta = json.loads(data.decode("utf-8")) if data is not None else {}
+    except ValueError:
         meta = {}
     meta = meta if isinstance(meta, dict) else {}
     return SessionInfo(

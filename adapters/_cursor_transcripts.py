@@ -39,6 +39,7 @@ from pathlib import Path
 
 from adapters._cursor_messages import HOST, Parts, as_str, content_parts, time_span, turn_message
 from adapters._cursor_store import SessionInfo, chat_session_info
+from adapters._files import NotRegularFile, open_regular
 from adapters._jsonl import iter_records
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport, Role, Transcript, TranscriptMessage
@@ -159,7 +160,11 @@ def _txt_arguments(body: str) -> dict[str, str] | str:
 
 def _read_lines(path: Path, report: ParseReport) -> list[str] | None:
     try:
-        raw = path.read_bytes()
+        with open_regular(path) as stream:
+            raw = stream.read()
+    except NotRegularFile as exc:
+        report.skip(exc.kind, f"{path}: {exc.strerror}")
+        return None
     except OSError as exc:
         report.skip("unreadable", f"{path}: {exc}")
         return None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._cursor_messages import as_str, first_list, parent_path, parse_json, uri_to_path
+from adapters._files import read_side_file
 from adapters._sqlite import Unreadable, open_readonly, prefix_range
 from recall.transcript import ParseReport
 
@@ -30,9 +31,10 @@ COMPOSERS_KEY = "composer.composerData"
 
 def workspace_folder(workspace_dir: Path) -> str | None:
     """The folder a workspace database belongs to, from its ``workspace.json``."""
+    raw = read_side_file(workspace_dir / "workspace.json")
     try:
-        data = json.loads((workspace_dir / "workspace.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except ValueError:
         return None
     if not isinstance(data, dict):
         return None

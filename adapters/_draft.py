@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from adapters._text import TEXT_CAP, cap, clean
-from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
+from adapters._text import TEXT_CAP, clean
+from recall.transcript import Cut, MessageKind, Origin, Role, Transcript, TranscriptMessage
 
 
 @dataclass(slots=True, eq=False)
 class Draft:
-    """One message being assembled; ``limit`` is the most text it keeps."""
+    """One message being assembled; ``limit`` is the most text the store keeps of it."""
 
     key: str
     role: Role
@@ -48,7 +48,8 @@ class Draft:
         return TranscriptMessage(
             key=self.key,
             role=self.role,
-            text=cap(text, self.limit),
+            text=text,
+            cuts=(Cut(0, len(text), self.limit),),
             timestamp=self.timestamp,
             origin=self.origin,
             kind=self.kind,

@@ -22,7 +22,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from adapters._jsonl import FileCache, home_dir, read_side_file, scrub_surrogates
+from adapters._files import read_side_file
+from adapters._jsonl import FileCache, home_dir, scrub_surrogates
 
 HOME_ENV = "GEMINI_CLI_HOME"
 ROOT_MARKER = ".project_root"

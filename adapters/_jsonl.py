@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
+from adapters._files import NotRegularFile, open_regular
 from recall.transcript import ParseReport
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # longer lines are skipped unread (agentsview uses the same limit)
@@ -73,9 +74,12 @@ def _open(
 ) -> tuple[IO[bytes], tuple[type[BaseException], ...]] | None:
     """The file as a byte stream (decompressed if it is zstd), and the errors reading it may raise."""
     try:
-        raw = stack.enter_context(path.open("rb"))
+        raw = stack.enter_context(open_regular(path))
         magic = raw.read(4)
         raw.seek(0)
+    except NotRegularFile as exc:
+        report.skip(exc.kind, f"{path}: {exc.strerror}")
+        return None
     except OSError as exc:
         report.skip("unreadable", f"{path}: {exc}")
         return None
@@ -242,19 +246,6 @@ def parse_timestamp(value: object) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
-def walk_files(
-    root: Path, accept: Callable[[Path], bool], prune: frozenset[str] = frozenset()
-) -> Iterator[Path]:
-    """Files under ``root`` that ``accept`` takes, in a stable (sorted, parents first) order."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in prune)
-        base = Path(dirpath)
-        for name in sorted(filenames):
-            candidate = base / name
-            if accept(candidate):
-                yield candidate
-
-
 def existing_dirs(candidates: list[Path]) -> list[Path]:
     """The candidates that are directories, each once, in the given order."""
     seen: set[str] = set()
@@ -278,19 +269,6 @@ def home_dir() -> Path | None:
 def scrub_surrogates(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD: SQLite cannot store them."""
     return _SURROGATE_RE.sub("\ufffd", text)
-
-
-SIDE_FILE_MAX_BYTES = 64 * 1024 * 1024  # far above any real title index; a bigger file is not one
-
-
-def read_side_file(path: Path) -> bytes | None:
-    """The bytes of a host's optional side file (a title index); None when unreadable or oversized."""
-    try:
-        with path.open("rb") as stream:
-            data = stream.read(SIDE_FILE_MAX_BYTES + 1)
-    except OSError:
-        return None
-    return data if len(data) <= SIDE_FILE_MAX_BYTES else None
 
 
 class FileCache(Generic[_T]):

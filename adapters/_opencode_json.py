@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import SessionDraft
-from adapters._jsonl import SIDE_FILE_MAX_BYTES, scrub_object_surrogates
+from adapters._files import SIDE_FILE_MAX_BYTES, open_regular
+from adapters._jsonl import scrub_object_surrogates
 from adapters._opencode_parts import add_message, session_draft
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport
@@ -110,7 +111,7 @@ def is_export(path: Path) -> bool:
     if not path.name.endswith(".json") or is_session_file(path):
         return False
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:
             head = stream.read(4096)
     except OSError:
         return False
@@ -146,7 +147,7 @@ def read_export(path: Path, options: ReadOptions, report: ParseReport) -> Sessio
 def load(path: Path, report: ParseReport) -> dict[str, Any] | None:
     """One record file as an object; None (counted) when unreadable, torn or not an object."""
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:
             data = stream.read(SIDE_FILE_MAX_BYTES + 1)
     except OSError as exc:
         report.skip("unreadable", f"{path}: {exc}")
@@ -175,7 +176,7 @@ def load(path: Path, report: ParseReport) -> dict[str, Any] | None:
 
 def _session_id(path: Path) -> str | None:
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:
             record = json.loads(stream.read(SIDE_FILE_MAX_BYTES))
     except (OSError, ValueError, RecursionError):
         return None

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from adapters._files import NotRegularFile, open_regular
+
 BUSY_TIMEOUT_S = 1.0
 
 _HEADER = b"SQLite format 3\x00"
@@ -54,8 +56,10 @@ def failure_reason(exc: sqlite3.Error) -> str:
 def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection to ``path``; raises ``Unreadable`` instead of any open-time error."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             header = handle.read(100)
+    except NotRegularFile as exc:
+        raise Unreadable(exc.kind, f"{path}: {exc.strerror}") from exc
     except OSError as exc:
         raise Unreadable("unreadable", f"{path}: {exc}") from exc
     if not header:

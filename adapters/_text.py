@@ -5,8 +5,9 @@ Ground truth (shared/ref/transcript-formats.md §2.6–2.8, §4.5, §5):
 - Tool calls carry their input as an object (Claude ``tool_use.input``) or a JSON string that may be
   invalid (Codex ``function_call.arguments``) or raw text (Codex ``custom_tool_call.input``, e.g. an
   apply_patch body). Only the tool name and a one-line gist are worth keeping.
-- Tool results can be tens of KB (whole files, build logs); they are cut to a cap with a marker that
-  says how much was dropped, so a reader knows the text is partial.
+- Tool results can be tens of KB (whole files, build logs); they are handed over whole with the
+  most the store keeps of them (a :class:`recall.transcript.Cut`), and the store cuts them after
+  scrubbing with a marker that says how much was dropped (adr/0013).
 - Images arrive as base64 blocks or inline ``data:<mime>;base64,`` URLs of up to several MB; they
   are replaced by ``[image]`` (other base64 data URLs by ``[data URL]``). URL-encoded data URLs
   (``data:image/svg+xml,%3Csvg…``, seen inside CSS a tool read) are short and stay as they are.
@@ -20,7 +21,7 @@ import re
 from typing import Any
 
 TEXT_CAP = 100_000  # longest non-tool text kept per message (a pasted log, a long summary)
-LINE_CAP = 240  # longest one-line gist of a tool call's input
+LINE_CAP = 240  # longest one-line gist of a tool call's input the store keeps
 IMAGE_MARKER = "[image]"
 EMPTY_RESULT = "[empty result]"
 
@@ -48,14 +49,6 @@ _SHELL_FLAGS = frozenset({"-c", "-lc", "-ic", "-lic", "-Command", "/c"})
 _PATCH_FILE_PREFIXES = ("*** Add File: ", "*** Update File: ", "*** Delete File: ")
 
 
-def cap(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, with a marker that says how much was cut."""
-    if len(text) <= limit:
-        return text
-    keep = max(limit, 0)
-    return f"{text[:keep]}\n[… {len(text) - keep:,} more characters cut]"
-
-
 def result_text(text: str) -> str:
     """A tool result as stored: an empty one becomes a marker, so every call keeps its result."""
     return text if text.strip() else EMPTY_RESULT
@@ -80,9 +73,17 @@ def _data_url_marker(match: re.Match[str]) -> str:
 
 
 def tool_call_text(name: str, arguments: Any) -> str:
-    """``"<tool>: <one-line gist>"``, e.g. ``Bash: git status`` or ``Edit: src/app.py``."""
+    """``"<tool>: <one-line gist>"``, e.g. ``Bash: git status`` or ``Edit: src/app.py``.
+
+    The gist is whole; the store cuts it to :func:`tool_call_limit` after scrubbing.
+    """
     gist = _gist(arguments)
     return f"{name}: {gist}" if gist else name
+
+
+def tool_call_limit(name: str, tool_text_cap: int) -> int:
+    """The most of a tool call's text the store keeps: its name and ``LINE_CAP`` of gist."""
+    return min(tool_text_cap, len(name) + 2 + LINE_CAP)
 
 
 def _gist(arguments: Any) -> str:
@@ -136,10 +137,8 @@ def _patch_files(text: str) -> str:
 
 
 def first_line(text: str) -> str:
-    """The first non-blank line of ``text``, cut to ``LINE_CAP``, with ``…`` when anything was left out."""
+    """The first non-blank line of ``text``, with ``…`` when lines were left out."""
     stripped = text.strip()
     line, _, rest = stripped.partition("\n")
     line = line.strip()
-    if len(line) > LINE_CAP:
-        return line[:LINE_CAP] + " …"
     return f"{line} …" if rest.strip() else line

@@ -41,7 +41,9 @@ class HostAdapter(Protocol):
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         """Every readable source (a JSONL file, a state.vscdb, ...) under ``roots`` or the defaults.
 
-        A root may itself be a single file. Sources are yielded in a stable order.
+        A root may itself be a single file. Sources are yielded in a stable order. Walk folders with
+        ``adapters._files.walk_files`` and open files with ``open_regular``: they never open a FIFO,
+        socket or device, end symlink loops, and count what they pass over (adr/0016).
         """
         ...
 
@@ -60,8 +62,10 @@ SNIFF_BYTES = 65_536
 
 def first_objects(path: Path, count: int = 8) -> list[dict[str, Any]]:
     """The first JSON objects of a JSONL file, for telling formats apart; unreadable lines are skipped."""
+    from adapters._files import open_regular
+
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(SNIFF_BYTES)
     except OSError:
         return []

@@ -42,19 +42,18 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
+from adapters._files import SIDE_FILE_MAX_BYTES, open_regular, read_side_file, walk_files
 from adapters._jsonl import (
     FileCache,
     existing_dirs,
     feed_records,
     home_dir,
     line_timestamp,
-    read_side_file,
     scrub_surrogates,
     text_or_none,
     type_label,
-    walk_files,
 )
-from adapters._text import IMAGE_MARKER, result_text, tool_call_text
+from adapters._text import IMAGE_MARKER, result_text, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions, first_objects
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
@@ -135,12 +134,8 @@ class ClaudeCodeAdapter:
     def discover(self, roots: Sequence[Path] | None = None) -> Iterator[Path]:
         seen: set[str] = set()
         for root in self.default_roots() if roots is None else roots:
-            if root.is_file():
-                found: Iterator[Path] = iter([root])
-            else:
-                base = root / "projects" if (root / "projects").is_dir() else root
-                found = walk_files(base, _is_transcript, _PRUNED_DIRS)
-            for path in found:
+            base = root / "projects" if (root / "projects").is_dir() else root
+            for path in walk_files(base, _is_transcript, _PRUNED_DIRS):
                 ident = os.path.normcase(os.path.abspath(path))
                 if ident not in seen:
                     seen.add(ident)
@@ -459,7 +454,8 @@ class _FileReader:
             return {"inline_sidechain": True}
         sidecar = self.path.with_name(f"agent-{self.file_agent_id}.meta.json")
         try:
-            data = json.loads(sidecar.read_text(encoding="utf-8", errors="replace"))
+            with open_regular(sidecar) as stream:
+                data = json.loads(stream.read(SIDE_FILE_MAX_BYTES).decode("utf-8", "replace"))
         except FileNotFoundError:
             return meta
         except (OSError, ValueError) as exc:
@@ -554,7 +550,7 @@ class _FileReader:
             when,
             tool_name=name,
             meta={"uuid": uuid, "tool_use_id": tool_id},
-            limit=self.options.tool_text_cap,
+            limit=tool_call_limit(name, self.options.tool_text_cap),
         )
         draft.add(tool_call_text(name, block.get("input")))
         session.add(draft)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
+from adapters._files import read_side_file, walk_files
 from adapters._jsonl import (
     FileCache,
     existing_dirs,
@@ -50,13 +51,11 @@ from adapters._jsonl import (
     home_dir,
     line_timestamp,
     parse_timestamp,
-    read_side_file,
     scrub_surrogates,
     text_or_none,
     type_label,
-    walk_files,
 )
-from adapters._text import IMAGE_MARKER, result_text, tool_call_text
+from adapters._text import IMAGE_MARKER, result_text, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions, first_objects
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
@@ -162,8 +161,7 @@ class CodexAdapter:
         """Rollouts; a name met twice (plain beside ``.zst``, or also archived) is read once, first wins."""
         seen: set[str] = set()
         for root in _expand_roots(self.default_roots() if roots is None else roots):
-            found = iter([root]) if root.is_file() else walk_files(root, _is_rollout)
-            for path in found:
+            for path in walk_files(root, _is_rollout):
                 name = path.name.removesuffix(".zst")
                 if name not in seen:
                     seen.add(name)
@@ -576,7 +574,7 @@ class _RolloutReader:
             when,
             tool_name=name,
             meta={"line": line_no, "call_id": call_id, "item_id": text_or_none(item.get("id"))},
-            limit=self.options.tool_text_cap,
+            limit=tool_call_limit(name, self.options.tool_text_cap),
         )
         self._add(draft, tool_call_text(name, arguments))
 

@@ -33,7 +33,8 @@ from adapters._cursor_messages import HOST
 from adapters._cursor_store import STORE_TABLES, read_store_db
 from adapters._cursor_transcripts import TRANSCRIPTS_DIR, read_jsonl, read_txt, session_ids
 from adapters._cursor_vscdb import composer_ids, read_state_db
-from adapters._jsonl import home_dir, walk_files
+from adapters._files import walk_files
+from adapters._jsonl import home_dir
 from adapters._sqlite import Unreadable, failure_reason, open_readonly, table_names
 from adapters.base import ReadOptions
 from recall.transcript import ParseReport, Transcript
@@ -75,7 +76,7 @@ class CursorAdapter:
             {
                 path
                 for root in (self.default_roots() if roots is None else roots)
-                for path in _candidates(Path(root))
+                for path in walk_files(Path(root), _is_source, _SKIPPED_DIRS)
             }
         )
         vscdbs = [path for path in found if path.suffix == ".vscdb"]
@@ -117,12 +118,6 @@ def _read_database(path: Path, options: ReadOptions, report: ParseReport) -> Ite
         report.skip(exc.reason, str(exc))
     except sqlite3.Error as exc:
         report.skip(failure_reason(exc), f"{path}: {exc}")
-
-
-def _candidates(root: Path) -> Iterator[Path]:
-    if root.is_file():
-        return iter([root])
-    return walk_files(root, _is_source, _SKIPPED_DIRS)
 
 
 def _claims(path: Path) -> bool:

@@ -32,15 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
+from adapters._files import SIDE_FILE_MAX_BYTES, open_regular, walk_files
 from adapters._gemini_project import HOME_ENV, ProjectRoots, gemini_dir
 from adapters._jsonl import (
-    SIDE_FILE_MAX_BYTES,
     feed_records,
     parse_timestamp,
     scrub_object_surrogates,
     text_or_none,
     type_label,
-    walk_files,
 )
 from adapters._text import IMAGE_MARKER, result_text, tool_call_text
 from adapters.base import ReadOptions
@@ -86,7 +85,7 @@ class GeminiAdapter:
         if not path.name.endswith((".json", ".jsonl")):
             return False
         try:
-            with path.open("rb") as stream:
+            with open_regular(path) as stream:
                 head = stream.read(_SNIFF_BYTES)
         except OSError:
             return False
@@ -173,7 +172,7 @@ def _chat_ids(chats: Path) -> set[str]:
 def _load_json(path: Path, report: ParseReport) -> Any:
     """A whole-file JSON document; None (counted) when it cannot be read or parsed."""
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:
             data = stream.read(SIDE_FILE_MAX_BYTES + 1)
     except OSError as exc:
         report.skip("unreadable", f"{path}: {exc}")

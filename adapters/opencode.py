@@ -24,7 +24,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from adapters._draft import SessionDraft
-from adapters._jsonl import home_dir, walk_files
+from adapters._files import walk_files
+from adapters._jsonl import home_dir
 from adapters._opencode_db import SESSION_TABLES, read_database, session_ids
 from adapters._opencode_go import GO_TABLES, read_go_database
 from adapters._opencode_json import (

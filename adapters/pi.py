@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
+from adapters._files import open_regular, walk_files
 from adapters._jsonl import (
     feed_records,
     home_dir,
@@ -41,7 +42,6 @@ from adapters._jsonl import (
     parse_timestamp,
     text_or_none,
     type_label,
-    walk_files,
 )
 from adapters._text import IMAGE_MARKER, result_text, tool_call_text
 from adapters.base import ReadOptions
@@ -79,7 +79,7 @@ class PiAdapter:
         if not path.name.endswith(".jsonl"):
             return False
         try:
-            with path.open("rb") as stream:
+            with open_regular(path) as stream:
                 header = json.loads(stream.readline(_HEADER_BYTES))
         except (OSError, ValueError, RecursionError):
             return False

@@ -7,6 +7,7 @@ beside the single writer, and the busy timeout makes a second writer wait instea
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from recall.errors import StoreUnavailable
@@ -25,6 +26,9 @@ _STORE_PROBLEMS = frozenset(
     {SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR}
     | {SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB}
 )
+
+WRITE_LOCK_POLL_S = 0.001  # first pause between two tries for the write lock
+WRITE_LOCK_POLL_MAX_S = 0.004  # the longest pause: shorter than the gap between two import transactions
 
 
 def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
@@ -55,6 +59,31 @@ def connect(path: Path, *, migrate_schema: bool = True) -> sqlite3.Connection:
 def is_store_problem(exc: sqlite3.Error) -> bool:
     """Whether an error is about the file (locked, damaged, unwritable, full), not about a statement."""
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _STORE_PROBLEMS
+
+
+def begin_immediate(conn: sqlite3.Connection, path: Path) -> None:
+    """``BEGIN IMMEDIATE``, trying for the write lock every few milliseconds for up to the busy timeout.
+
+    Why not SQLite's own busy handler: it sleeps longer the longer it waits, up to 100 ms between
+    tries, and an import that commits every few tens of milliseconds leaves gaps shorter than that,
+    so a waiting `recall add` could miss gap after gap for seconds (adr/0016). Trying this often
+    takes each gap; a try costs microseconds.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = WRITE_LOCK_POLL_S
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorname", "") != "SQLITE_BUSY" or time.monotonic() >= deadline:
+                    raise StoreUnavailable(describe_sqlite_error(exc, path)) from exc
+            time.sleep(pause)
+            pause = min(pause * 2, WRITE_LOCK_POLL_MAX_S)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def describe_sqlite_error(exc: sqlite3.Error, path: Path) -> str:

@@ -62,6 +62,7 @@ def diagnose(db_path: Path, cwd: Path, *, now: datetime | None = None) -> list[S
         return [
             database,
             check_embeddings(store),
+            check_repair(store),
             check_agents(db_path, cwd),
             check_transcripts(store),
             check_retention(store, now),
@@ -167,6 +168,30 @@ def check_embeddings(store: Store | None) -> Section:
         section.add("info", f"{embedded:,} rows embedded, {pending:,} pending: `recall embed` catches up")
     else:
         section.add("ok", f"{embedded:,} rows embedded, none pending")
+    return section
+
+
+def check_repair(store: Store | None) -> Section:
+    """Whether an import, dump or embed was interrupted and left work for the next import (adr/0016).
+
+    A message and its keyword index entry are written in one transaction, and a source file is
+    stamped only with its last messages, so a file cut short is simply read again. What can be left
+    behind is summaries (queued: listed here) and vectors (pending: listed under the embedding
+    model; `recall import` embeds them within its budget, `recall embed` all of them).
+    """
+    from recall.summary_queue import summaries_due
+
+    section = Section("Repair")
+    if store is None:
+        return section
+    due = summaries_due(store)
+    if due:
+        section.add(
+            "warn",
+            f"{due:,} sessions wait for their summary (an import or dump was interrupted): run `recall import`",
+        )
+    else:
+        section.add("ok", "nothing left to repair: every imported session has its summary")
     return section
 
 
@@ -379,7 +404,10 @@ def _captured_times(store: Store | None, host: str) -> dict[str, datetime]:
 
 
 def _is_captured(path: Path, modified: datetime, captured: dict[str, datetime]) -> bool:
-    when = captured.get(str(path.resolve())) or captured.get(str(path))
+    from recall.ingest import source_key
+    from recall.pathnames import path_text
+
+    when = captured.get(source_key(path)) or captured.get(path_text(path))
     return when is not None and when >= modified
 
 

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.ingest import ImportSummary, import_transcripts_now, source_signature
+from recall.ingest import ImportSummary, import_transcripts_now, source_key, source_signature
+from recall.pathnames import printable
 from recall.project import resolve_project
 from recall.sources import DUMP_SOURCES, READ_HOSTS
 from recall.store.transcripts import SourceStamp
-from recall.summary import build_summary
+from recall.summary_queue import summarise_session
 from recall.transcript import Origin, ParseReport, Role, Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -99,15 +100,15 @@ def dump_session(
     with store.reading() as conn:
         row = conn.execute(
             "SELECT id, project, title FROM sessions WHERE host = ? AND external_id = ?",
-            (main.host, main.external_id),
+            (main.host, printable(main.external_id)),
         ).fetchone()
     if row is None:
         raise NotFound(
             f"{main.host} session {main.external_id} was forgotten (recall forget), so it is not stored again"
         )
-    messages_stored = store.session_messages(row["id"])
-    draft = build_summary(title or row["title"], messages_stored)
-    summary_id = store.write_summary(row["id"], draft)
+    summary_id = summarise_session(store, row["id"], title=title)
+    if summary_id is None:
+        raise NotFound(f"session {main.external_id} holds no messages to summarise")
     return DumpResult(
         session_id=row["id"],
         external_id=main.external_id,
@@ -256,7 +257,7 @@ def _stamp(host: str, path: Path) -> SourceStamp:
     from adapters import get_adapter
 
     size, mtime_ns = source_signature(get_adapter(host), path)
-    return SourceStamp(host, str(path.resolve()), size, mtime_ns)
+    return SourceStamp(host, source_key(path), size, mtime_ns)
 
 
 def _mtime(path: Path) -> float:

@@ -2,8 +2,9 @@
 
 The importer is incremental and idempotent at two levels. A file whose size and mtime match the
 last import is not opened at all; a file that changed is read again and the store upserts on
-per-message natural keys, so only new messages are written. Each file is one transaction. A reader
-that fails on one file is counted and reported; the rest still import.
+per-message natural keys, so only new messages are written, in short transactions with the file's
+stamp in the last (adr/0016). A reader that fails on one file is counted and reported; the rest
+still import. Summaries and vectors that an interrupted run left undone are finished here too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
+from recall.pathnames import path_text, printable
+from recall.summary_queue import write_due_summaries
 from recall.transcript import ParseReport, Transcript
 
 if TYPE_CHECKING:
@@ -45,10 +48,9 @@ class ImportSummary:
     messages_updated: int = 0
     lines_read: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    non_utf8_names: int = 0
     redactions: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
-    session_ids: list[int] = field(default_factory=list)
-    changed_sessions: list[int] = field(default_factory=list)
     summaries: int = 0
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
@@ -67,8 +69,9 @@ class ImportSummary:
             "summaries": self.summaries,
             "lines_read": self.lines_read,
             "skipped": dict(self.skipped.most_common()),
+            "non_utf8_names": self.non_utf8_names,
             "redactions": dict(self.redactions.most_common()),
-            "errors": self.errors[:20],
+            "errors": [printable(error) for error in self.errors[:20]],
             "dry_run": self.dry_run,
             "embedding": self.embedding,
             "searched": self.searched,
@@ -79,14 +82,31 @@ def collect_sources(
     adapters: Sequence[HostAdapter],
     paths: Sequence[Path] | None,
     since: datetime | None,
+    summary: ImportSummary | None = None,
     *,
     sniff: bool = False,
 ) -> list[tuple[HostAdapter, Path]]:
     """Every (adapter, file) pair to consider, newest-changed last so partial runs keep order.
 
-    With ``sniff`` (files someone named, host not given) a file goes only to an adapter that
-    recognises its format, so one file is one source, read by the right host.
+    What discovery passes over (FIFOs, sockets, devices, symlink loops, unreadable folders) and the
+    names that are not UTF-8 are counted in ``summary``. With ``sniff`` (files someone named, host
+    not given) a file goes only to an adapter that recognises its format, so one file is one source,
+    read by the right host.
     """
+    from adapters._files import discovery_report
+
+    with discovery_report() as found:
+        sources = _discover(adapters, paths, since, sniff)
+    if summary is not None:
+        summary.skipped.update(found.skipped)
+        summary.non_utf8_names += found.non_utf8_names
+        summary.errors.extend(found.details[:5])
+    return sources
+
+
+def _discover(
+    adapters: Sequence[HostAdapter], paths: Sequence[Path] | None, since: datetime | None, sniff: bool
+) -> list[tuple[HostAdapter, Path]]:
     sources: list[tuple[HostAdapter, Path]] = []
     for adapter in adapters:
         for path in adapter.discover(list(paths) if paths else None):
@@ -117,92 +137,108 @@ def run_import(
     embedder: Embedder | None = None,
     embed_budget_seconds: float = 5.0,
 ) -> ImportSummary:
-    """Import every changed source, then embed new messages for at most ``embed_budget_seconds``.
+    """Import every changed source, write the summaries due, then embed what is pending for at most
+    ``embed_budget_seconds``.
 
-    Whatever the budget leaves (everything, without an ``embedder``) is embedded later by
+    Summaries and vectors that an earlier run left undone (it was killed) are finished here too;
+    whatever the budget leaves (everything, without an ``embedder``) is embedded later by
     `recall embed` (or the next import).
     """
     from adapters.base import ReadOptions
-    from recall.store.transcripts import SourceStamp
 
     if paths:
-        missing = [str(p) for p in paths if not p.exists()]
+        missing = [path_text(p) for p in paths if not p.exists()]
         if missing:
             raise InvalidInput(f"no such file or folder: {', '.join(missing)}")
-    options = options or ReadOptions()
+    read_options = options or ReadOptions()
     summary = ImportSummary(dry_run=dry_run)
-    sources = collect_sources(adapters, paths, since, sniff=sniff)
+    sources = collect_sources(adapters, paths, since, summary, sniff=sniff)
     if not sources and not paths:
         from adapters import where_searched
 
         summary.searched = [where_searched(adapter) for adapter in adapters]
     for done, (adapter, path) in enumerate(sources):
         if progress:
-            progress(done, len(sources), str(path))
-        summary.files_seen += 1
-        try:
-            size, mtime_ns = source_signature(adapter, path)
-        except OSError as exc:
-            summary.files_failed += 1
-            summary.errors.append(f"{path}: {exc.strerror or exc}")
-            continue
-        key = str(path.resolve())
-        if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
-            summary.files_unchanged += 1
-            continue
-        report = ParseReport()
-        try:
-            transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
-        except Exception as exc:  # a reader bug must not stop the other files
-            log.exception("reading %s failed", path)
-            summary.files_failed += 1
-            summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
-            continue
-        summary.files_read += 1
-        summary.lines_read += report.lines_read
-        summary.skipped.update(report.skipped)
-        summary.errors.extend(e if e.startswith(str(path)) else f"{path}: {e}" for e in report.errors[:5])
-        try:
-            outcome = store.import_transcripts(
-                transcripts,
-                project=project,
-                source=SourceStamp(adapter.name, key, size, mtime_ns),
-                dry_run=dry_run,
-            )
-        except (sqlite3.IntegrityError, ValueError, UnicodeError) as exc:
-            # The file's transaction rolled back whole; the next files still import.
-            log.exception("storing %s failed", path)
-            summary.files_failed += 1
-            summary.errors.append(f"{path}: could not store: {type(exc).__name__}: {exc}")
-            continue
-        _add(summary, outcome)
+            progress(done, len(sources), path_text(path))
+        _import_file(store, adapter, path, summary, read_options, since=since, project=project, force=force)
     if progress:
         progress(len(sources), len(sources), "")
     if not dry_run:
-        summary.summaries = summarise_sessions(store, summary.changed_sessions)
-    if embedder is not None and embed_budget_seconds > 0 and not dry_run and summary.messages_added:
+        summary.summaries = write_due_summaries(store)
+    wanted = embedder is not None and embed_budget_seconds > 0 and not dry_run
+    if wanted and (summary.messages_added or _anything_pending(store, embedder)):
         summary.embedding = _embed_within(store, embedder, embed_budget_seconds)
     return summary
 
 
-def summarise_sessions(store: Store, session_ids: Iterable[int]) -> int:
-    """Write or refresh the derived summary of each top-level session that gained messages."""
-    from recall.summary import build_summary
+def _import_file(
+    store: Store,
+    adapter: HostAdapter,
+    path: Path,
+    summary: ImportSummary,
+    options: ReadOptions,
+    *,
+    since: datetime | None,
+    project: str | None,
+    force: bool,
+) -> None:
+    """Read one source unless it is unchanged, and store it; every failure is counted in ``summary``."""
+    from recall.store.transcripts import SourceStamp
 
-    written = 0
-    for session_id in dict.fromkeys(session_ids):
-        with store.reading() as conn:
-            row = conn.execute(
-                "SELECT title, parent_external_id FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-        if row is None or row["parent_external_id"]:
-            continue  # subagents and forks are summarised through their parent's messages
-        messages = store.session_messages(session_id)
-        if not messages:
-            continue
-        store.write_summary(session_id, build_summary(row["title"], messages))
-        written += 1
-    return written
+    summary.files_seen += 1
+    try:
+        size, mtime_ns = source_signature(adapter, path)
+    except OSError as exc:
+        summary.files_failed += 1
+        summary.errors.append(f"{path}: {exc.strerror or exc}")
+        return
+    key = source_key(path)
+    if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
+        summary.files_unchanged += 1
+        return
+    report = ParseReport()
+    try:
+        transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
+    except Exception as exc:  # a reader bug must not stop the other files
+        log.exception("reading %s failed", key)
+        summary.files_failed += 1
+        summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
+        return
+    summary.files_read += 1
+    summary.lines_read += report.lines_read
+    summary.skipped.update(report.skipped)
+    summary.errors.extend(e if e.startswith(str(path)) else f"{path}: {e}" for e in report.errors[:5])
+    try:
+        outcome = store.import_transcripts(
+            transcripts,
+            project=project,
+            source=SourceStamp(adapter.name, key, size, mtime_ns),
+            dry_run=summary.dry_run,
+        )
+    except (sqlite3.IntegrityError, ValueError, UnicodeError) as exc:
+        # The failing transaction rolled back and the file stays unstamped: the next import tries it
+        # again, and the next files still import.
+        log.exception("storing %s failed", key)
+        summary.files_failed += 1
+        summary.errors.append(f"{path}: could not store: {type(exc).__name__}: {exc}")
+        return
+    _add(summary, outcome)
+
+
+def source_key(path: Path) -> str:
+    """How ``source_files`` names a source: its resolved path, as storable text (recall.pathnames)."""
+    return path_text(path.resolve())
+
+
+def _anything_pending(store: Store, embedder: Embedder) -> bool:
+    """Whether rows wait for vectors (a killed `recall embed` or import); False without a model."""
+    from recall.errors import ModelUnavailable
+    from recall.search.semantic import has_pending
+
+    try:
+        return has_pending(store, embedder)
+    except ModelUnavailable:
+        return False
 
 
 def _embed_within(store: Store, embedder: Embedder, budget: float) -> dict[str, Any]:
@@ -262,9 +298,6 @@ def _add(summary: ImportSummary, outcome: Any) -> None:
             summary.sessions_new += 1
         elif session.added or session.updated:
             summary.sessions_updated += 1
-        summary.session_ids.append(session.session_id)
-        if session.added or session.updated:
-            summary.changed_sessions.append(session.session_id)
     summary.messages_added += outcome.added
     summary.messages_updated += outcome.updated
     summary.redactions.update(outcome.redactions)

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Role(StrEnum):
@@ -37,9 +37,24 @@ class MessageKind(StrEnum):
     THINKING = "thinking"
 
 
+class Cut(NamedTuple):
+    """A part of a message's text (``text[start:end]``) and the most characters of it to keep.
+
+    Adapters hand over whole text and say where it may be cut; the store cuts only after
+    scrubbing, so no cut can leave the first part of a secret behind (adr/0013).
+    """
+
+    start: int
+    end: int
+    limit: int
+
+
 @dataclass(frozen=True, slots=True)
 class TranscriptMessage:
-    """One message; ``key`` is its natural key, unique within its session and stable across re-reads."""
+    """One message; ``key`` is its natural key, unique within its session and stable across re-reads.
+
+    ``text`` is whole; ``cuts`` (ordered, not overlapping) are the parts the store shortens.
+    """
 
     key: str
     role: Role
@@ -49,6 +64,7 @@ class TranscriptMessage:
     kind: MessageKind = MessageKind.TEXT
     tool_name: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    cuts: tuple[Cut, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.errors import RecallError
-from recall.ingest import ImportSummary, collect_sources, run_import, source_signature
+from recall.ingest import ImportSummary, collect_sources, run_import, source_key, source_signature
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter, ReadOptions
@@ -88,7 +88,7 @@ def _sources(adapters: Sequence[HostAdapter], paths: Sequence[Path] | None) -> l
 
 def _imported(store: Store, key: tuple[str, Path]) -> Stamp:
     """(size, mtime_ns) as of the last import of this file, the same key ``run_import`` records."""
-    return store.known_source(key[0], str(key[1].resolve()))
+    return store.known_source(key[0], source_key(key[1]))
 
 
 def _stamp(adapter: HostAdapter, path: Path) -> Stamp:

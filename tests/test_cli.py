@@ -45,6 +45,21 @@ def test_every_ref_a_search_prints_is_accepted_by_show_and_forget(run) -> None:
     assert run("show", ref).exit_code == 1
 
 
+@pytest.mark.slow
+def test_add_leaves_its_vector_to_the_next_import(run, db_path: Path, tmp_path: Path, minilm) -> None:
+    """`recall add` returns without loading the model (adr/0016); an import with nothing new embeds it."""
+    import sqlite3
+
+    assert run("add", "learning", "WAL readers never block the writer", "--project", "p").exit_code == 0
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
+    (tmp_path / "empty").mkdir()
+    data = json.loads(run("import", "--path", str(tmp_path / "empty"), "--json").output)
+    assert data["messages"]["added"] == 0 and data["embedding"]["embedded"] == 1
+    assert conn.execute("SELECT count(*) FROM embeddings WHERE kind_code = 2").fetchone()[0] == 1
+    conn.close()
+
+
 def test_add_json_and_breadcrumb_expiry(run) -> None:
     result = run("add", "breadcrumb", "halfway", "--project", "p", "--valid-until", "2099-01-01", "--json")
     data = json.loads(result.output)

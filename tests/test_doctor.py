@@ -66,6 +66,29 @@ def test_database_schema_integrity_counts_and_model(home: Path, db_path: Path) -
     assert any("pending" in text for text in sections["Embedding model"])
 
 
+def test_sessions_left_without_their_summary_are_listed_until_an_import_writes_them(
+    home: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters import get_adapter
+    from recall.ingest import run_import
+    from recall.store import Store
+
+    with Store(db_path) as store:
+        monkeypatch.setattr("recall.ingest.write_due_summaries", lambda store: 0)  # killed before them
+        run_import(store, [get_adapter("claude")], paths=[SAMPLE], embed_budget_seconds=0)
+    sections = {s["title"]: s["findings"] for s in json.loads(doctor(db_path, "--json")[1])["sections"]}
+    assert sections["Repair"] == [
+        {"level": "warn", "text": "1 sessions wait for their summary (an import or dump was interrupted): "
+         "run `recall import`"}
+    ]  # fmt: skip
+    monkeypatch.undo()
+    with Store(db_path) as store:
+        run_import(store, [get_adapter("claude")], paths=[SAMPLE], embed_budget_seconds=0)
+    sections = {s["title"]: s["findings"] for s in json.loads(doctor(db_path, "--json")[1])["sections"]}
+    assert [f["level"] for f in sections["Repair"]] == ["ok"]
+    assert "nothing left to repair" in sections["Repair"][0]["text"]
+
+
 def test_a_corrupt_database_fails(home: Path, db_path: Path) -> None:
     db_path.parent.mkdir(parents=True)
     db_path.write_bytes(b"not a database at all " * 200)

@@ -47,12 +47,12 @@ def counts(store: Store) -> dict[str, int]:
 @pytest.fixture
 def two_projects(store: Store) -> tuple[Store, str]:
     """Projects p (whose text holds a canary) and q, each with a session, a summary, records, vectors."""
-    from recall.ingest import summarise_sessions
+    from recall.summary_queue import write_due_summaries
 
     canary = plain_canary()
     for project, text in (("p", f"deploy {canary} today"), ("q", "deploy the other service")):
-        outcome = store.import_transcripts([session(f"s-{project}", text)], project=project)
-        summarise_sessions(store, [s.session_id for s in outcome.sessions])
+        store.import_transcripts([session(f"s-{project}", text)], project=project)
+        write_due_summaries(store)
         store.add(NewRecord(RecordKind.DECISION, f"{text} decided", project))
         store.add(NewRecord(RecordKind.BREADCRUMB, f"{text} halfway", project))
     semantic.embed_pending(store, FakeEmbedder())

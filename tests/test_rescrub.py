@@ -41,11 +41,11 @@ def stored_under_old_rules(
 ) -> tuple[Store, str, dict[str, int]]:
     """Rows written while the scrubber knew nothing (as an older rule set missed a kind), then the
     current scrubber back in place. Returns the store, the secret and the ids of interest."""
-    from recall.ingest import summarise_sessions
+    from recall.summary_queue import write_due_summaries
 
     secret = aws_key_id()
     with monkeypatch.context() as patched:
-        patched.setattr("recall.store.writer.scrub", lambda text: Scrubbed(text, ()))
+        patched.setattr("recall.store.caps.scrub", lambda text: Scrubbed(text, ()))
         patched.setattr("recall.store.writer.scrub_value", lambda value: (value, ()))
         messages = (
             TranscriptMessage("m1", Role.USER, f"deploy with key {secret} please", origin=Origin.HUMAN),
@@ -53,10 +53,8 @@ def stored_under_old_rules(
                 "m2", Role.ASSISTANT, "done, deployed", origin=Origin.AGENT, meta={"env": secret}
             ),
         )
-        outcome = store.import_transcripts(
-            [Transcript("test", "s-1", messages, title=f"deploy {secret}")], project="p"
-        )
-        summarise_sessions(store, [outcome.sessions[0].session_id])
+        store.import_transcripts([Transcript("test", "s-1", messages, title=f"deploy {secret}")], project="p")
+        write_due_summaries(store)
         ids = {
             "decision": store.add(
                 NewRecord(RecordKind.DECISION, "rotate keys", "p", detail=secret, tags=("ops",))

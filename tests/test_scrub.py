@@ -6,6 +6,7 @@ secret scanner would flag.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import unicodedata
@@ -256,6 +257,26 @@ POSITIVES: list[tuple[str, str, str, str]] = [
     ("dropbox", "sl" + "." + MIXED * 5, MIXED, "dropbox-token"),
     ("bcrypt", "admin:$2b$12$" + (MIXED + MIXED)[:53] + ":19000:0:99999:7:::", MIXED, "password-hash"),
     ("zero-width-split", "ghp\u200b_" + MIXED + "AbCd", MIXED, "github-token"),
+    # Kinds of the layers under the vendor rules (tests/test_scrub_generalises.py has more).
+    ("vendor-shape", "| docker | dckr" + "_pat_" + MIXED[:27] + " |", MIXED[:27], "vendor-token"),
+    ("generated-run", "| prod | EAAG" + MIXED + MIXED + " |", MIXED, "generated-token"),
+    ("session-name", "session=" + MIXED, MIXED, "session-token"),
+    ("signature-param", "https://x.s3.amazonaws.com/k?X-Amz-Signature=" + HEX, HEX, "signature"),
+    ("cookie-header", "Cookie: theme=dark; sid=" + MIXED, MIXED, "cookie"),
+    (
+        "webhook-path",
+        "https://acme.webhook.office.com/webhookb2/" + HEX[:32] + "/IncomingWebhook/" + MIXED,
+        MIXED,
+        "webhook-url",
+    ),
+    ("pgpass-line", "db.internal:5432:app:app_user:" + PASSWORD, PASSWORD, "pgpass-password"),
+    ("stated-password", "The staging admin password is " + PASSWORD, PASSWORD, "stated-secret"),
+    (
+        "base64-blob",
+        "config.json: " + base64.b64encode(('{"db_password": "' + PASSWORD + '"}').encode()).decode(),
+        base64.b64encode(('{"db_password": "' + PASSWORD + '"}').encode()).decode()[8:24],
+        "base64-secret",
+    ),
 ]
 
 # Look-alikes that must come back byte for byte unchanged.
@@ -507,10 +528,11 @@ def test_scrub_value_walks_nested_json_and_uses_keys_as_context() -> None:
     assert cleaned == {
         "cmd": "export GITHUB_TOKEN=[REDACTED:github-token]",
         "env": {"password": "[REDACTED:secret-assignment]", "user": "admin", "port": 5432},
-        "args": ["--token", MIXED, "Authorization: Bearer [REDACTED:bearer-token]"],
+        # A lone generated string is a secret by its make-up alone (an argv token here).
+        "args": ["--token", "[REDACTED:generated-token]", "Authorization: Bearer [REDACTED:bearer-token]"],
         "notes": [{"text": "clean value"}, None, True, 1.5],
     }
-    assert kinds == ("github-token", "secret-assignment", "bearer-token")
+    assert kinds == ("github-token", "secret-assignment", "generated-token", "bearer-token")
 
 
 def test_scrub_value_keeps_look_alikes_under_secret_keys() -> None:

@@ -19,11 +19,16 @@ class AppContext:
 
     @property
     def memory(self) -> Memory:
-        """The one API every command calls; creating it opens nothing (the store opens on first use)."""
+        """The one API every command calls; creating it opens nothing (the store opens on first use).
+
+        Without embedding on write: loading the model would double the time of a one-row `recall add`
+        and cost it two more waits for the write lock while an import runs (adr/0016). The row is
+        embedded by the next meaning search, `recall import` or `recall embed`.
+        """
         if self._memory is None:
             from recall.memory import Memory
 
-            self._memory = Memory(self.db_path)
+            self._memory = Memory(self.db_path, embed_on_write=False)
         return self._memory
 
     def close(self) -> None:

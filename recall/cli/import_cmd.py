@@ -176,6 +176,10 @@ def print_import_summary(data: dict[str, Any]) -> None:
     )
     if data["skipped"]:
         click.echo("skipped: " + ", ".join(f"{reason} {count}" for reason, count in data["skipped"].items()))
+    if data.get("non_utf8_names"):
+        click.echo(
+            f"names that are not UTF-8: {data['non_utf8_names']} (imported; stored with \\xNN escapes)"
+        )
     if data["redactions"]:
         click.echo(
             "secrets redacted: " + ", ".join(f"{kind} {count}" for kind, count in data["redactions"].items())

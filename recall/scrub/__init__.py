@@ -2,30 +2,68 @@
 
 ``scrub(text)`` strips invisible and bidirectional format characters and terminal escapes, then
 replaces secrets with ``[REDACTED:<kind>]``. It is pure, idempotent and fast enough to run on every
-imported message: one scan per trigger character finds vendor prefixes (:mod:`.tokens`) and
-context words (:mod:`.context`) together, and only hits reach Python (:mod:`.scan`).
+imported message: one scan per trigger character finds every layer's triggers together and only
+hits reach Python (:mod:`.scan`). The layers, from most to least specific:
+
+- vendor rules, one per known token format (:mod:`.tokens`);
+- vendor-style shapes, for vendors with no rule (:mod:`.prefixed`);
+- secret-bearing places: assignments and key/value pairs (:mod:`.context`), headers and cookies
+  (:mod:`.headers`), URLs (:mod:`.urls`), command lines and credential files (:mod:`.flags`);
+- secrets stated in sentences (:mod:`.prose`) and base64 blobs hiding any of the above
+  (:mod:`.encoded`);
+- long generated strings standing alone (:mod:`.generated`), the one layer with a pass of its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from recall.scrub.context import CONTEXT_KINDS, CONTEXT_TRIGGERS, judge_pair
+from recall.scrub.encoded import ENCODED_KINDS, encoded_triggers
+from recall.scrub.flags import FLAG_KINDS, FLAG_TRIGGERS
+from recall.scrub.generated import GENERATED_KINDS, generated_runs
+from recall.scrub.headers import HEADER_KINDS, HEADER_TRIGGERS
 from recall.scrub.invisible import strip_invisible
+from recall.scrub.prefixed import PREFIXED_KINDS, PREFIXED_TRIGGERS
+from recall.scrub.prose import PROSE_KINDS, PROSE_TRIGGERS
 from recall.scrub.scan import Scanner
-from recall.scrub.tokens import TOKEN_KINDS, TOKEN_TRIGGERS
+from recall.scrub.tokens import TOKEN_KINDS, token_triggers
+from recall.scrub.urls import URL_KINDS, URL_TRIGGERS
 
-__all__ = ["KINDS", "Scrubbed", "scrub", "scrub_value"]
+__all__ = ["KINDS", "Scrubbed", "make_scrubber", "scrub", "scrub_value"]
 
-KINDS: frozenset[str] = TOKEN_KINDS | CONTEXT_KINDS
+KINDS: frozenset[str] = (
+    TOKEN_KINDS | PREFIXED_KINDS | CONTEXT_KINDS | HEADER_KINDS | URL_KINDS | FLAG_KINDS | PROSE_KINDS
+) | (ENCODED_KINDS | GENERATED_KINDS)
+
+
+def _build_scanner(without: frozenset[str]) -> Scanner:
+    """Every layer's triggers in one scanner; blobs are judged by the scanner they belong to."""
+
+    def holds_secret(decoded: str) -> bool:
+        cleaned = strip_invisible(decoded)
+        return bool(scanner.find(cleaned, _lowercase(cleaned)))
+
+    scanner = Scanner(
+        token_triggers(without)
+        + PREFIXED_TRIGGERS
+        + CONTEXT_TRIGGERS
+        + HEADER_TRIGGERS
+        + URL_TRIGGERS
+        + FLAG_TRIGGERS
+        + PROSE_TRIGGERS
+        + encoded_triggers(holds_secret)
+    )
+    return scanner
 
 
 @cache
 def _scanner() -> Scanner:
     """Built on first use: compiling the scans is most of this package's import cost."""
-    return Scanner(TOKEN_TRIGGERS + CONTEXT_TRIGGERS)
+    return _build_scanner(frozenset())
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +89,13 @@ def _lowercase(text: str) -> str:
     return lowered
 
 
-def _redactions(text: str) -> list[list[Any]]:
+def _redactions(scanner: Scanner, text: str) -> list[list[Any]]:
     """Non-overlapping ``[start, end, kind]`` spans, earliest first.
 
     At one start the lowest rank names the kind (see :mod:`.finding`). Overlaps are merged rather
     than dropped so no part of either match survives, which keeps scrub idempotent.
     """
-    found = _scanner().find(text, _lowercase(text))
+    found = scanner.find(text, _lowercase(text)) + generated_runs(text)
     merged: list[list[Any]] = []
     for start, end, kind, _ in sorted(found, key=lambda f: (f.start, f.rank)):
         if merged and start < merged[-1][1]:
@@ -69,8 +107,22 @@ def _redactions(text: str) -> list[list[Any]]:
 
 def scrub(text: str) -> Scrubbed:
     """Return ``text`` without invisible characters and with every secret replaced."""
+    return _scrub_with(_scanner(), text)
+
+
+def make_scrubber(without: frozenset[str]) -> Callable[[str], Scrubbed]:
+    """A scrubber that lacks the vendor rules of the kinds in ``without``.
+
+    For measuring only (bench/scrub_bench.py): how well the other layers catch the tokens of
+    vendors the rules do not know. Everything recall writes goes through :func:`scrub`.
+    """
+    scanner = _build_scanner(without)
+    return lambda text: _scrub_with(scanner, text)
+
+
+def _scrub_with(scanner: Scanner, text: str) -> Scrubbed:
     cleaned = strip_invisible(_without_lone_surrogates(text))
-    spans = _redactions(cleaned)
+    spans = _redactions(scanner, cleaned)
     if not spans:
         return Scrubbed(cleaned, ())
     parts: list[str] = []

@@ -6,11 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["CONTEXT", "GENERIC", "VENDOR", "Finding", "Handler", "Trigger"]
+__all__ = ["CONTEXT", "GENERIC", "PROSE", "RUN", "SHAPE", "VENDOR", "Finding", "Handler", "Trigger"]
 
 # Ranks: when two findings start at the same place the lower rank names the kind, so
-# "password=ghp_..." is a github-token and "--password=x" a secret-flag, not an assignment.
-VENDOR, CONTEXT, GENERIC = 0, 1, 2
+# "password=ghp_..." is a github-token, "password=dckr_pat_..." a vendor-token (a shape with no
+# vendor rule) and "--password=x" a secret-flag, not an assignment; a value stated in prose
+# ("the password is ...") or a bare generated string only when nothing else claims it.
+VENDOR, SHAPE, CONTEXT, GENERIC, PROSE, RUN = 0, 1, 2, 3, 4, 5
 
 
 class Finding(NamedTuple):

@@ -33,6 +33,7 @@ _CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
 _FORMAT_BMP = (
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200c\u200e\u200f"
     "\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u115f\u1160\u3164\uffa0"
+    "\u034f\u17b4\u17b5\u180b-\u180d\u180f\ufe00-\ufe0e"  # joiners and selectors that show nothing
 )
 _FORMAT_ASTRAL = (
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
@@ -49,6 +50,12 @@ _HIDDEN_ASTRAL_UTF8 = re.compile(
     rb"\xf3\xa0|\xf0(?:\x91\x82\xbd|\x91\x83\x8d|\x93\x90[\xb0-\xbf]|\x9b\xb2[\xa0-\xa3]|\x9d\x85[\xb3-\xba])"
 )
 _ASCII_VISIBLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+# The same characters written as JSON escapes, as they are when a tool prints JSON: a terminal
+# escape (``\u001b[31m``) or an invisible character (``\u200b``) splitting a token hides it as well.
+_ESCAPED = re.compile(
+    r"\\u001[bB](?:\[[0-?]*[ -/]*[@-~]|\][^\\\n]*(?:\\u0007|\\u001[bB]\\\\)?|[!-/]*[0-~])?"
+    r"|\\u(?:00[aA][dD]|034[fF]|200[b-dB-D]|206[0-4]|[fF][eE][fF][fF])"
+)
 
 
 def _clean(text: str) -> bool:
@@ -62,4 +69,6 @@ def _clean(text: str) -> bool:
 
 def strip_invisible(text: str) -> str:
     """Return ``text`` without invisible characters and terminal escapes (the same object if clean)."""
+    if "\\u" in text:
+        text = _ESCAPED.sub("", text)
     return text if _clean(text) else _INVISIBLE.sub("", text)

@@ -3,15 +3,18 @@
 Names are split into words (``DB_PASSWORD``, ``apiKey``, ``x-api-key`` all become word lists) so
 the decision reads like the rule a reviewer applies: the last secret word must end the name, up
 to environment suffixes (``_PROD``, ``_2``). ``token_count``, ``max_tokens``, ``secretName`` and
-``passwordFile`` hold counts and references, not secrets; ``key`` alone is too common to count.
+``passwordFile`` hold counts and references, not secrets. Some words are only a hint: a bare
+``key`` (Kaggle's ``{"key": ...}``, ``STRIPE_KEY``), ``session``, ``cookie`` and ``signature`` name
+database keys, ids and algorithms as often as secrets, so under them only a generated value counts.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
-__all__ = ["classify_name"]
+__all__ = ["NameVerdict", "classify_name"]
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
@@ -28,6 +31,7 @@ _STRONG = frozenset(
         "credential",
         "credentials",
         "creds",
+        "cred",
         "clientsecret",
         "pgpassword",
         "mysqlpwd",
@@ -49,10 +53,22 @@ _WEAK = frozenset(
         "bearertoken",
         "authkey",
         "appkey",
+        "key",
+        "signature",
+        "sig",
+        "session",
+        "sessionid",
+        "sessid",
+        "cookie",
     ]
 )
 _GLUED_STRONG = ("password", "passwd", "passphrase", "secret")
-_GLUED = (*_GLUED_STRONG, "token", "apikey", "accesskey", "secretkey", "privatekey")
+_GLUED = (*_GLUED_STRONG, "token", "apikey", "accesskey", "secretkey", "privatekey", "sessionid", "sessid")
+# Words whose values are often ids rather than secrets.
+SESSION_WORDS = frozenset(("session", "sessionid", "sessid", "cookie"))
+_LOOSE = SESSION_WORDS | {"signature", "sig"}
+
+
 # "key" is secret only after one of these ("api key", "secret access key", "x-api-key").
 _KEY_QUALIFIERS = frozenset(
     [
@@ -89,6 +105,17 @@ _KEY_QUALIFIERS = frozenset(
         "webhook",
         "consumer",
     ]
+)
+# "key" after one of these names a database or cache key, not a credential.
+_KEY_NOT_SECRET = frozenset(
+    (
+        *("primary", "foreign", "sort", "partition", "range", "hash", "shard", "cache", "idempotency"),
+        *("dedup", "dedupe", "lock", "redis", "object", "s3", "file", "field", "dict", "map", "column"),
+        *("index", "lookup", "row", "public", "publishable", "pub", "i18n", "translation", "message"),
+        *("label", "cursor", "composite", "unique", "natural", "surrogate", "group", "join", "routing"),
+        *("order", "env", "config", "setting", "settings", "metadata", "mapping", "sorting", "react"),
+        *("registry", "attribute", "property", "dynamo", "table", "bucket", "state", "ssh", "gpg", "pgp"),
+    )
 )
 # Words allowed after the secret word: environment and encoding suffixes.
 _TAIL_OK = frozenset(
@@ -131,6 +158,14 @@ _TAIL_OK = frozenset(
         "key",
         "bot",
         "v",
+        "base",
+        "main",
+        "backup",
+        "override",
+        "current",
+        "default",
+        "us",
+        "eu",
     ]
 )
 # A word right before the secret word that turns it into a count or a cursor.
@@ -178,6 +213,12 @@ _HEAD_BAD = frozenset(
 )
 
 
+class NameVerdict(NamedTuple):
+    strong: bool  # human-chosen secrets: any literal value counts
+    kind: str
+    loose: bool  # a weak hint ("key", "session"): only a generated value counts, never a UUID
+
+
 _KIND_BY_WORD = (
     (("aws", "secret"), "aws-secret-access-key"),
     (("secretaccesskey",), "aws-secret-access-key"),
@@ -194,8 +235,8 @@ _KIND_BY_WORD = (
 
 
 @lru_cache(maxsize=4096)
-def classify_name(name: str) -> tuple[bool, str] | None:
-    """Return ``(strong, kind)`` for a secret-looking name, or None for anything else."""
+def classify_name(name: str) -> NameVerdict | None:
+    """What a secret-looking name says about its value, or None for anything else."""
     words = [w.lower() for w in _WORDS.findall(name)]
     hit = None
     for index in range(len(words) - 1, -1, -1):
@@ -206,9 +247,6 @@ def classify_name(name: str) -> tuple[bool, str] | None:
         if word.endswith(_GLUED):  # DBPASSWORD, MYTOKEN: no case or separator to split on
             hit = index
             break
-        if word == "key" and index and words[index - 1] in _KEY_QUALIFIERS:
-            hit = index
-            break
     if hit is None:
         return None
     if any(not (w in _TAIL_OK or w.isdigit()) for w in words[hit + 1 :]):
@@ -217,9 +255,21 @@ def classify_name(name: str) -> tuple[bool, str] | None:
     head = words[hit - 1] if hit else ""
     if head in _HEAD_BAD or (word == "key" and hit > 1 and words[hit - 2] in _HEAD_BAD):
         return None
+    if word == "key" and head in _KEY_NOT_SECRET:
+        return None
     strong = word in _STRONG or word.endswith(_GLUED_STRONG)
     found = set(words) | ({"npm", "token"} if name.startswith("_auth") else set())  # .npmrc keys
     for needed, kind in _KIND_BY_WORD:
         if found.issuperset(needed):
-            return strong, kind
-    return strong, "secret-assignment"
+            return NameVerdict(strong, kind, False)
+    # A bare "key", a session or a signature is a weaker hint than "token": only generated values count.
+    loose = (
+        word in _LOOSE
+        or word.endswith(("sessionid", "sessid"))
+        or (word == "key" and head not in _KEY_QUALIFIERS)
+    )
+    if word in SESSION_WORDS or word.endswith(("sessionid", "sessid")):
+        return NameVerdict(strong, "session-token", loose)
+    if word in ("signature", "sig"):
+        return NameVerdict(strong, "signature", loose)
+    return NameVerdict(strong, "secret-assignment", loose)

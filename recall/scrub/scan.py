@@ -19,26 +19,30 @@ from recall.scrub.finding import VENDOR, Finding, Handler, Trigger
 __all__ = ["Scanner"]
 
 
+# A handler to call on a hit, with the tail its own trigger needs there (None: the hit was its own).
+_Entry = tuple[str, Handler, re.Pattern[str] | None]
+
+
 class Scanner:
     """Compiled triggers; :meth:`find` returns every finding for a text and its lowercase twin."""
 
     def __init__(self, triggers: Iterable[Trigger]) -> None:
         ordered = sorted(enumerate(triggers), key=lambda item: -len(item[1].literal))
-        everything = [trigger for _, trigger in ordered]
+        tails = {index: re.compile(f"(?:{trigger.tail})") for index, trigger in ordered}
         families: dict[str, dict[str, list[str]]] = {}
-        tables: dict[str, dict[str, tuple[tuple[str, Handler], ...]]] = {}
+        tables: dict[str, dict[str, tuple[_Entry, ...]]] = {}
         for index, trigger in ordered:
             first, following = trigger.literal[0], trigger.literal[1:2]
             branch = f"{re.escape(trigger.literal[2:])}(?:{trigger.tail})(?P<t{index}>)"
             families.setdefault(first, {}).setdefault(following, []).append(branch)
             # A hit on a literal may also be a hit on any trigger whose literal it starts with
-            # ("secret_" covers "secret"); those handlers re-check their own tails.
+            # ("secret_" covers "secret", two rules share "key"); their tails are checked first.
             tables.setdefault(first, {})[f"t{index}"] = tuple(
-                (other.literal, other.handler)
-                for other in everything
+                (other.literal, other.handler, None if other_index == index else tails[other_index])
+                for other_index, other in ordered
                 if trigger.literal.startswith(other.literal)
             )
-        self._groups: list[tuple[str, re.Pattern[str], dict[str, tuple[tuple[str, Handler], ...]]]] = []
+        self._groups: list[tuple[str, re.Pattern[str], dict[str, tuple[_Entry, ...]]]] = []
         for first, by_following in families.items():
             # Factoring by the second character makes a mismatch cost one comparison per family
             # rather than one per trigger; one-character literals come last.
@@ -58,8 +62,9 @@ class Scanner:
             while match is not None:
                 position = match.start()
                 count = len(found)
-                for literal, handler in table[match.lastgroup]:  # type: ignore[index]
-                    handler(text, lowered, position, literal, found)
+                for literal, handler, tail in table[match.lastgroup]:  # type: ignore[index]
+                    if tail is None or tail.match(lowered, position + len(literal)):
+                        handler(text, lowered, position, literal, found)
                 # Hits inside a vendor token just found are parts of it ("sk-" repeated inside a
                 # key); resuming after it keeps pathological texts linear. Hits inside a generic
                 # value are still tried: "api_key=sk-..." must be reported as the vendor kind.

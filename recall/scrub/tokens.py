@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from recall.scrub.finding import VENDOR, Finding, Trigger
 from recall.scrub.shape import is_placeholder, looks_random
 
-__all__ = ["TOKEN_KINDS", "TOKEN_TRIGGERS"]
+__all__ = ["TOKEN_KINDS", "token_triggers"]
 
 
 def _edge(word: str) -> str:
@@ -144,7 +144,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "azure-sas-token",
         ("sig=",),
-        r"sig=(?P<s>(?:[A-Za-z0-9+/]|%2[BbFf]){30,1024}(?:=|%3[Dd]){0,2})",
+        r"sig=(?P<s>(?:[A-Za-z0-9+/_-]|%2[BbFf]){30,1024}(?:=|%3[Dd]){0,2})",
         anchor=2,
     ),
     _Rule(
@@ -329,4 +329,8 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 TOKEN_KINDS: frozenset[str] = frozenset(rule.kind for rule in _RULES)
-TOKEN_TRIGGERS: tuple[Trigger, ...] = tuple(trigger for rule in _RULES for trigger in rule.triggers())
+
+
+def token_triggers(without: frozenset[str] = frozenset()) -> tuple[Trigger, ...]:
+    """The vendor rules' triggers, leaving out rules of the kinds in ``without`` (for benchmarks)."""
+    return tuple(trigger for rule in _RULES if rule.kind not in without for trigger in rule.triggers())

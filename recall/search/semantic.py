@@ -72,13 +72,25 @@ def model_key(store: Store, embedder: Embedder) -> int:
     keys: dict[tuple[str, str], int] = store.cache.setdefault("model_keys", {})
     identity = (embedder.model_id, embedder.model_hash)
     if identity not in keys:
-        with store.transaction() as writer:
-            keys[identity] = writer.register_model(*identity, embedder.dim)
+        with store.reading() as conn:  # a write transaction only the first time: it waits for the lock
+            row = conn.execute(
+                "SELECT id FROM embedding_models WHERE model_id = ? AND model_hash = ?", identity
+            ).fetchone()
+        if row is not None:
+            keys[identity] = int(row[0])
+        else:
+            with store.transaction() as writer:
+                keys[identity] = writer.register_model(*identity, embedder.dim)
     return keys[identity]
 
 
+def _base_sql(kind: RecordKind) -> str:
+    """Every row of ``kind`` that gets a vector, with its text."""
+    return _message_sql() if kind is RecordKind.MESSAGE else _RECORD_TEXT[kind]
+
+
 def _pending_sql(kind: RecordKind, project: str | None, limit: int | None) -> str:
-    base = _message_sql() if kind is RecordKind.MESSAGE else _RECORD_TEXT[kind]
+    base = _base_sql(kind)
     alias = "m." if kind is RecordKind.MESSAGE else ""
     joiner = " AND " if kind is RecordKind.MESSAGE else " WHERE "
     clause = (
@@ -98,6 +110,20 @@ def count_pending(store: Store, key: int, project: str | None = None) -> dict[st
             sql = f"SELECT count(*) FROM ({_pending_sql(kind, project, None)})"
             out[kind.value] = conn.execute(sql, {"key": key, "project": project}).fetchone()[0]
     return out
+
+
+def has_pending(store: Store, embedder: Embedder) -> bool:
+    """Whether rows of some kind outnumber their vectors of this model: two counts per kind, on
+    indexes (m0006's ``messages_embeddable`` for messages), instead of a lookup per row. Editing or
+    deleting a row drops its vectors, so more rows than vectors means some wait for one."""
+    key = model_key(store, embedder)
+    embedded = count_embedded(store, key)
+    with store.reading() as conn:
+        for kind in RecordKind:
+            rows = conn.execute(f"SELECT count(*) FROM ({_base_sql(kind)})").fetchone()[0]
+            if rows > embedded[kind.value]:
+                return True
+    return False
 
 
 def count_embedded(store: Store, key: int) -> dict[str, int]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from recall.config import default_db_path
-from recall.db import connect, describe_sqlite_error, is_store_problem
+from recall.db import begin_immediate, connect, describe_sqlite_error, is_store_problem
 from recall.errors import InvalidInput, InvalidTransition, NotFound, StoreUnavailable
 from recall.models import (
     JSON_COLUMNS,
@@ -89,7 +89,7 @@ class Store:
     def transaction(self) -> Iterator[Writer]:
         """A write transaction; the writer's redaction counter is reset for each one."""
         with self._lock, self._file_errors():
-            self._conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(self._conn, self.path)
             self._writer.redactions.clear()
             try:
                 yield self._writer
@@ -160,7 +160,7 @@ class Store:
         source: SourceStamp | None = None,
         dry_run: bool = False,
     ) -> BatchOutcome:
-        """Store sessions and messages verbatim, in one transaction (recall.store.transcripts)."""
+        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts)."""
         from recall.store.transcripts import import_transcripts
 
         return import_transcripts(
@@ -175,8 +175,14 @@ class Store:
             ).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def write_summary(self, session_id: int, draft: SummaryDraft, *, importance: int = 5) -> int:
-        """Store (or refresh) the one summary of a session; recall composed it, so it is derived."""
+    def write_summary(
+        self, session_id: int, draft: SummaryDraft, *, importance: int = 5, due_generation: int | None = None
+    ) -> int:
+        """Store (or refresh) the one summary of a session; recall composed it, so it is derived.
+
+        ``due_generation`` takes the session off the summary queue in the same transaction, unless it
+        was queued again since (recall.summary_queue.summarise_session).
+        """
         with self.transaction() as writer:
             session = self._conn.execute(
                 "SELECT project, coalesce(ended_at, started_at) AS happened FROM sessions WHERE id = ?",
@@ -184,6 +190,8 @@ class Store:
             ).fetchone()
             if session is None:
                 raise NotFound(f"no session with id {session_id}")
+            if due_generation is not None:
+                writer.summary_done(session_id, due_generation)
             values = {
                 "title": draft.title,
                 "content": draft.content,

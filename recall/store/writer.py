@@ -2,7 +2,8 @@
 
 Two guarantees live here and nowhere else (adr/0001, adr/0002):
 
-* every text column, and every string inside JSON columns, passes ``recall.scrub.scrub``;
+* every text column, and every string inside JSON columns, passes ``recall.scrub.scrub``, and
+  text is shortened only after that (a :class:`Capped` value says where; adr/0013);
 * provenance comes from the caller's *kind of write* (an import is verbatim, ``recall add`` is
   user_authored), fixed by the store method, never by a value in the input.
 
@@ -16,13 +17,17 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.models import JSON_COLUMNS, Provenance
-from recall.scrub import scrub, scrub_value
+from recall.pathnames import printable
+from recall.scrub import scrub_value
+from recall.store.caps import scrub_then_cap
 from recall.store.records import normalise_tags
+from recall.transcript import Cut
 
 # Columns whose text is free-form and may carry secrets. Everything else is ids, enums and times.
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -33,6 +38,14 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "breadcrumbs": ("content", "detail"),
     "session_summaries": ("title", "content"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Capped:
+    """Text to store with parts cut to their limits, after it is scrubbed (never before)."""
+
+    text: str
+    cuts: tuple[Cut, ...] = ()
 
 
 def utc_now() -> datetime:
@@ -48,6 +61,55 @@ def to_db_time(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+# Names the host or the file system chose (ids, paths): bytes that are not UTF-8 are written as \xNN
+# (recall.pathnames), the same text every time, so an id taken from such a file name stays one key.
+NAME_COLUMNS = frozenset({"external_id", "parent_external_id", "agent_id", "source_path"})
+
+
+@dataclass(frozen=True, slots=True)
+class CleanRow:
+    """A row that ``clean_row`` has scrubbed and serialised, ready for ``Writer.insert_clean``.
+
+    Why it exists: scrubbing is most of an import's cost, and inside a write transaction it holds
+    the database's one write lock while every other process waits (adr/0016). Rows are cleaned
+    first and written afterwards in a short transaction; only ``clean_row`` makes one, so text that
+    reaches the database this way has passed the scrubber all the same.
+    """
+
+    table: str
+    values: Mapping[str, Any]
+    redactions: tuple[str, ...]
+
+    def only(self, columns: Iterable[str]) -> CleanRow:
+        """The same cleaned row cut to ``columns`` (an update of a few of them)."""
+        return CleanRow(self.table, {column: self.values[column] for column in columns}, self.redactions)
+
+
+def clean_row(table: str, values: Mapping[str, Any]) -> CleanRow:
+    """Scrub text, serialise JSON columns and times: the only transformation before SQL."""
+    text_columns = TEXT_COLUMNS[table]
+    row: dict[str, Any] = {}
+    redactions: list[str] = []
+    for column, value in values.items():
+        if isinstance(value, str) and (column in NAME_COLUMNS or column not in text_columns):
+            value = printable(value)
+        if column in text_columns and isinstance(value, str | Capped):
+            capped = value if isinstance(value, Capped) else Capped(value)
+            result = scrub_then_cap(capped.text, capped.cuts)
+            redactions.extend(result.kinds)
+            value = result.text
+        elif column in JSON_COLUMNS:
+            value, kinds = scrub_value(value if value is not None else ([] if column == "tags" else {}))
+            redactions.extend(kinds)
+            if column == "tags":
+                value = normalise_tags(value)
+            value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        elif isinstance(value, datetime):
+            value = to_db_time(value)
+        row[column] = value
+    return CleanRow(table, row, tuple(redactions))
+
+
 class Writer:
     """Scrubs and stamps rows, then writes them on the store's connection."""
 
@@ -56,26 +118,10 @@ class Writer:
         self.redactions: Counter[str] = Counter()
 
     def clean(self, table: str, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Scrub text, serialise JSON columns and times: the only transformation before SQL."""
-        text_columns = TEXT_COLUMNS[table]
-        row: dict[str, Any] = {}
-        for column, value in values.items():
-            if column in text_columns and isinstance(value, str):
-                result = scrub(value)
-                if result.kinds:
-                    self.redactions.update(result.kinds)
-                value = result.text
-            elif column in JSON_COLUMNS:
-                value, kinds = scrub_value(value if value is not None else ([] if column == "tags" else {}))
-                if kinds:
-                    self.redactions.update(kinds)
-                if column == "tags":
-                    value = normalise_tags(value)
-                value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-            elif isinstance(value, datetime):
-                value = to_db_time(value)
-            row[column] = value
-        return row
+        """``clean_row``, counting what it redacted in this transaction's ``redactions``."""
+        cleaned = clean_row(table, values)
+        self.redactions.update(cleaned.redactions)
+        return dict(cleaned.values)
 
     def insert(self, table: str, values: Mapping[str, Any], provenance: Provenance) -> int:
         row = self._stamp(self.clean(table, values), provenance)
@@ -89,23 +135,45 @@ class Writer:
         self, table: str, rows: Iterable[Mapping[str, Any]], provenance: Provenance, *, columns: Sequence[str]
     ) -> int:
         """Bulk insert rows that share ``columns``; returns how many were written."""
-        stamped = [self._stamp(self.clean(table, values), provenance) for values in rows]
-        if not stamped:
-            return 0
-        names = list(stamped[0])
-        missing = set(columns) - set(names)
+        cleaned = [clean_row(table, values) for values in rows]
+        missing = set(columns) - set(cleaned[0].values) if cleaned else set()
         if missing:
             raise ValueError(f"rows for {table} lack columns {sorted(missing)}")
+        return self.insert_clean(cleaned, provenance, [{} for _ in cleaned])
+
+    def insert_clean(
+        self, rows: Sequence[CleanRow], provenance: Provenance, fills: Sequence[Mapping[str, Any]]
+    ) -> int:
+        """Insert rows cleaned beforehand, each completed by its ``fills`` entry (ids, ordinals,
+        project: never text); returns how many were written."""
+        if not rows:
+            return 0
+        table = rows[0].table
+        stamped = []
+        for row, fill in zip(rows, fills, strict=True):
+            if row.table != table or set(fill).intersection(TEXT_COLUMNS[table], JSON_COLUMNS):
+                raise ValueError(f"text for {table} must pass clean_row, not a fill")
+            stamped.append(self._stamp({**row.values, **fill}, provenance))
+            self.redactions.update(row.redactions)
+        names = list(stamped[0])
         sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
         self._conn.executemany(sql, [tuple(row[name] for name in names) for row in stamped])
         return len(stamped)
 
-    def update(self, table: str, row_id: int, values: Mapping[str, Any], *, touch: bool = True) -> None:
+    def update(
+        self, table: str, row_id: int, values: Mapping[str, Any] | CleanRow, *, touch: bool = True
+    ) -> None:
         """Correct a row in place: provenance and created_at stay, updated_at moves.
 
         A rescrub passes ``touch=False``: redacting a secret is not a change anyone made to the row.
         """
-        row = self.clean(table, values)
+        if isinstance(values, CleanRow):
+            if values.table != table:
+                raise ValueError(f"a row cleaned for {values.table} cannot update {table}")
+            self.redactions.update(values.redactions)
+            row = dict(values.values)
+        else:
+            row = self.clean(table, values)
         row.pop("provenance", None)
         row.pop("created_at", None)
         if touch:
@@ -148,6 +216,21 @@ class Writer:
     def merge_index(self) -> None:
         """Merge every index segment into one: deleted entries and their tombstones leave the file."""
         self._conn.execute("INSERT INTO search_index (search_index) VALUES ('optimize')")
+
+    def queue_summary(self, session_id: int) -> None:
+        """Queue a session for its summary in this transaction (m0007_import_repair): a crash before
+        the summary is written leaves it queued for the next import."""
+        self._conn.execute(
+            "INSERT INTO summaries_due (session_id) VALUES (?) "
+            "ON CONFLICT (session_id) DO UPDATE SET generation = generation + 1",
+            (session_id,),
+        )
+
+    def summary_done(self, session_id: int, generation: int) -> None:
+        """Take a session off the queue, unless it was queued again since ``generation`` was read."""
+        self._conn.execute(
+            "DELETE FROM summaries_due WHERE session_id = ? AND generation = ?", (session_id, generation)
+        )
 
     def register_model(self, model_id: str, model_hash: str, dim: int) -> int:
         """The key under which vectors of exactly this model file are stored."""

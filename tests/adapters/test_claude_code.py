@@ -8,6 +8,7 @@ blocks, 84 message ids with text, one isCompactSummary line and one <task-notifi
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections import Counter
 from dataclasses import replace
@@ -20,7 +21,8 @@ import pytest
 import adapters._jsonl as jsonl
 from adapters import claude_code, get_adapter
 from adapters.base import ReadOptions
-from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
+from recall.store.caps import scrub_then_cap
+from recall.transcript import Cut, MessageKind, Origin, ParseReport, Role, Transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "claude-code"
 SPOTTER = FIXTURES / "real" / "spotter"
@@ -330,16 +332,20 @@ def test_titles_come_from_custom_then_ai_then_summary(tmp_path: Path) -> None:
     assert t.title == "Old summary" and report.skipped == {"unknown_type:other-title": 1}
 
 
-def test_tool_results_are_cut_with_a_marker() -> None:
+def test_tool_results_are_whole_and_marked_for_the_store_to_cut() -> None:
     [t], _ = read(BIG)
-    results = {m.key: m.text for m in t.messages if m.kind is RESULT}
-    longest = results["result:toolu_01K5BegAi12wHgGD6yU8D81T"]  # 30,796 characters in the file
-    assert longest.endswith("\n[… 28,796 more characters cut]") and len(longest.split("\n[…")[0]) == 2000
-    assert max(len(text) for text in results.values()) < 2100
+    messages = {m.key: m for m in t.messages if m.kind is RESULT}
+    longest = messages["result:toolu_01K5BegAi12wHgGD6yU8D81T"]
+    assert len(longest.text) == 30_796  # as in the file: the adapter cuts nothing
+    assert longest.cuts == (Cut(0, 30_796, 2000),)
+    stored = {key: scrub_then_cap(m.text, m.cuts).text for key, m in messages.items()}
+    assert stored[longest.key].endswith("\n[… 28,796 more characters cut]")
+    assert len(stored[longest.key].split("\n[…")[0]) == 2000
+    assert max(len(text) for text in stored.values()) < 2100
     [small], _ = read(BIG, tool_text_cap=40)
     for m in small.messages:
         if m.kind in (CALL, RESULT):
-            assert len(m.text.split("\n[…")[0]) <= 40
+            assert len(scrub_then_cap(m.text, m.cuts).text.split("\n[…")[0]) <= 40
     empty = [m for m in t.messages if m.kind is RESULT and m.text == "[empty result]"]
     assert len(empty) == 15
 
@@ -417,7 +423,8 @@ def test_bad_lines_are_counted_and_good_lines_still_come_through(
     assert list(texts) == ["u1", "u2", "u3", "u4", "u5", "u7", "u8"]
     assert texts["u2"] == "café \ufffd\ufffd ok"
     assert texts["u3"] == "lone \ufffd surrogate" and texts["u4"] == "cesu \ufffd\ufffd\ufffd bytes"
-    assert texts["u5"].endswith("[… 800,000 more characters cut]")
+    long_text = next(m for m in t.messages if m.key == "u5")
+    assert scrub_then_cap(long_text.text, long_text.cuts).text.endswith("[… 800,000 more characters cut]")
     assert t.messages[-1].timestamp is None
 
 
@@ -441,14 +448,14 @@ def test_empty_missing_and_unreadable_files_never_raise(
     transcripts, report = read(tmp_path / "gone.jsonl")
     assert transcripts == [] and report.skipped == {"unreadable": 1}
     locked = write_lines(tmp_path / "locked.jsonl", user("u1", "secret"))
-    real_open = Path.open
+    real_open = os.open
 
-    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
-        if self == locked:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr(os, "open", refuse)  # root can read a chmod 000 file, so refuse it here
     transcripts, report = read(locked)
     assert transcripts == [] and report.skipped == {"unreadable": 1}
     assert "Permission denied" in report.errors[0]

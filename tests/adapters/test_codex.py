@@ -22,6 +22,7 @@ import pytest
 
 from adapters import codex, get_adapter
 from adapters.base import ReadOptions
+from recall.store.caps import scrub_then_cap
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "codex"
@@ -376,8 +377,9 @@ def test_tool_outputs_are_cut_and_data_urls_replaced(tmp_path: Path) -> None:
         item({"type": "message", "role": "user", "content": [{"type": "input_image", "image_url": pixel}]}),
     )
     [t], _ = read(path)
-    texts = [m.text for m in t.messages]
+    texts = [scrub_then_cap(m.text, m.cuts).text for m in t.messages]  # as the store keeps them
     assert texts[0] == "apply_patch: src/app.py, t.py"
+    assert t.messages[1].text == "x" * 5000  # whole until the store has scrubbed it
     assert texts[1] == "x" * 2000 + "\n[… 3,000 more characters cut]"
     assert texts[2:6] == [
         "shell: git status",
@@ -387,7 +389,8 @@ def test_tool_outputs_are_cut_and_data_urls_replaced(tmp_path: Path) -> None:
     ]
     assert texts[7] == "[image]"
     [small], _ = read(path, tool_text_cap=10)
-    assert small.messages[1].text == "x" * 10 + "\n[… 4,990 more characters cut]"
+    cut = small.messages[1]
+    assert scrub_then_cap(cut.text, cut.cuts).text == "x" * 10 + "\n[… 4,990 more characters cut]"
 
 
 def test_bad_lines_are_counted_and_good_lines_still_come_through(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import adapters._sqlite as cursor_sqlite
 from adapters import get_adapter
 from adapters.base import ReadOptions
 from adapters.cursor import ADAPTER, ROOTS_ENV
+from recall.store.caps import scrub_then_cap
 from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts" / "cursor"
@@ -404,8 +405,16 @@ def test_tool_output_is_cut_to_the_cap_with_a_marker(tmp_path: Path) -> None:
     user, call = session.messages
     assert user.text == "look [image]"
     call_line = 'read_file: {"target_file": "a.py"}'
-    assert call.text == f"{call_line}\n\n{'x' * 2000}\n[… 3,000 more characters cut]"
-    assert small.messages[1].text == f"{call_line}\n\n{'x' * 10}\n[… 4,990 more characters cut]"
+    assert call.text == f"{call_line}\n\n{'x' * 5000}"  # whole until the store has scrubbed it
+    assert (
+        scrub_then_cap(call.text, call.cuts).text
+        == f"{call_line}\n\n{'x' * 2000}\n[… 3,000 more characters cut]"
+    )
+    cut = small.messages[1]
+    assert (
+        scrub_then_cap(cut.text, cut.cuts).text
+        == f"{call_line[:10]}\n[… {len(call_line) - 10} more characters cut]\n\n{'x' * 10}\n[… 4,990 more characters cut]"
+    )
 
 
 # Bad input is counted, never raised.

@@ -1,0 +1,60 @@
+"""The queue of sessions whose summary must be written (``summaries_due``, m0006) and what drains it.
+
+The transaction that gives a top-level session new or changed messages queues it; writing the
+summary takes it off in the same transaction as the summary. So an import or dump killed in
+between leaves the session queued, the next import writes its summary (adr/0016), and
+`recall doctor` can say whether anything is left to do by counting the queue.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recall.store import Store
+
+
+def summaries_due(store: Store) -> int:
+    """How many sessions wait for their summary to be written or refreshed."""
+    with store.reading() as conn:
+        return int(conn.execute("SELECT count(*) FROM summaries_due").fetchone()[0])
+
+
+def write_due_summaries(store: Store) -> int:
+    """Write the summary of every queued session; returns how many were written.
+
+    This is also what finishes the summaries of an import or dump that was killed before it wrote
+    them.
+    """
+    with store.reading() as conn:
+        due = [row[0] for row in conn.execute("SELECT session_id FROM summaries_due ORDER BY session_id")]
+    return sum(1 for session_id in due if summarise_session(store, session_id) is not None)
+
+
+def summarise_session(store: Store, session_id: int, *, title: str | None = None) -> int | None:
+    """Write or refresh a session's derived summary (no language model) and take the session off
+    the queue; the summary id, or None when the session has no messages.
+
+    The summary is built before the write lock is taken; a session queued again meanwhile (it got
+    new messages) stays queued. The queue holds only top-level sessions: subagents, forks and
+    resumes are not summarised on their own.
+    """
+    from recall.summary import build_summary
+
+    with store.reading() as conn:
+        row = conn.execute(
+            "SELECT s.title, d.generation FROM sessions s "
+            "LEFT JOIN summaries_due d ON d.session_id = s.id WHERE s.id = ?",
+            (session_id,),
+        ).fetchone()
+    if row is None:
+        return None
+    generation = row["generation"]
+    messages = store.session_messages(session_id)
+    if not messages:
+        if generation is not None:
+            with store.transaction() as writer:
+                writer.summary_done(session_id, generation)
+        return None
+    draft = build_summary(title or row["title"], messages)
+    return store.write_summary(session_id, draft, due_generation=generation)
