@@ -208,6 +208,15 @@ def test_forget_from_the_page_takes_the_session_and_its_messages(
     assert client.get(f"/session/{data.hostile_session}").status_code == 404
 
 
+def test_forget_one_message_from_its_session_page(client: TestClient, memory: Memory, data: WebData) -> None:
+    ref = f"message#{data.hostile_message}"
+    confirm_page = f"/forget?ref=message%23{data.hostile_message}"
+    assert f'href="{confirm_page}"' in client.get(f"/session/{data.hostile_session}").text
+    done = client.post("/actions/forget", data={"ref": ref, "csrf_token": _token(client, confirm_page)})
+    assert done.status_code == 200 and f"{ref} forgotten" in done.text and "summary was rebuilt" in done.text
+    assert memory.find(ref) is None and memory.find(f"session#{data.hostile_session}") is not None
+
+
 def test_read_only_serves_no_action_and_shows_no_form_that_changes(
     read_only: TestClient, memory: Memory, data: WebData
 ) -> None:
