@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
+from adapters._facts import tool_facts
 from adapters._jsonl import (
     FileCache,
     existing_dirs,
@@ -562,7 +563,12 @@ class _RolloutReader:
             MessageKind.TOOL_CALL,
             when,
             tool_name=name,
-            meta={"line": line_no, "call_id": call_id, "item_id": text_or_none(item.get("id"))},
+            meta={
+                "line": line_no,
+                "call_id": call_id,
+                "item_id": text_or_none(item.get("id")),
+                **tool_facts(name, arguments),
+            },
             limit=self.options.tool_text_cap,
         )
         self._add(draft, tool_call_text(name, arguments))
