@@ -22,8 +22,9 @@ from recall.transcript import ParseReport, Transcript
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter, ReadOptions
+    from recall.extract.stage import ExtractionReport
     from recall.store import Store
-    from recall.store.transcripts import SourceStamp
+    from recall.store.transcripts import BatchOutcome, SourceStamp
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class ImportSummary:
     summaries: int = 0
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
+    extraction: ExtractionReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +71,7 @@ class ImportSummary:
             "errors": self.errors[:20],
             "dry_run": self.dry_run,
             "embedding": self.embedding,
+            "extraction": self.extraction.to_dict() if self.extraction else {},
         }
 
 
@@ -143,8 +146,10 @@ def run_import(
         summary.skipped.update(report.skipped)
         summary.errors.extend(f"{path}: {e}" for e in report.errors[:5])
         try:
-            outcome = store.import_transcripts(
+            outcome = store_transcripts(
+                store,
                 transcripts,
+                summary,
                 project=project,
                 source=SourceStamp(adapter.name, key, size, mtime_ns),
                 dry_run=dry_run,
@@ -222,9 +227,38 @@ def import_transcripts_now(
     ``source`` records the file they were read from, so the next `recall import` skips it unchanged.
     """
     summary = summary or ImportSummary()
-    outcome = store.import_transcripts(transcripts, project=project, expect_host=expect_host, source=source)
+    outcome = store_transcripts(
+        store, transcripts, summary, project=project, expect_host=expect_host, source=source
+    )
     _add(summary, outcome)
     return summary
+
+
+def store_transcripts(
+    store: Store,
+    transcripts: Iterable[Transcript],
+    summary: ImportSummary,
+    *,
+    project: str | None = None,
+    expect_host: str | None = None,
+    source: SourceStamp | None = None,
+    dry_run: bool = False,
+) -> BatchOutcome:
+    """Store one batch of transcripts, then run extraction over the sessions that gained messages.
+
+    Every import and dump stores messages through here, so this is the one place the post-import
+    stage runs: it reads the messages back from the store, already scrubbed (recall.extract).
+    """
+    from recall.extract.stage import ExtractionReport, extract_sessions
+
+    outcome = store.import_transcripts(
+        transcripts, project=project, expect_host=expect_host, source=source, dry_run=dry_run
+    )
+    changed = [s.session_id for s in outcome.sessions if s.added or s.updated]
+    if changed and not dry_run:
+        summary.extraction = summary.extraction or ExtractionReport()
+        summary.extraction.merge(extract_sessions(store, changed))
+    return outcome
 
 
 def _add(summary: ImportSummary, outcome: Any) -> None:

@@ -156,6 +156,8 @@ class BriefEntry(BaseModel):
     valid_until: str | None
     score: float | None = Field(description="hybrid rank score, relative to the query's other matches")
     cosine: float | None = Field(description="similarity to the query, absolute")
+    session: str | None = Field(description="extracted records: the session they were said in")
+    conflicts_with: list[int] = Field(description="extracted decisions: active decisions this may contradict")
 
 
 class Recalled(BaseModel):
@@ -204,6 +206,40 @@ class Dumped(BaseModel):
     sessions: int
     redactions: dict[str, int]
     skipped: dict[str, int]
+
+
+class ReviewSource(BaseModel):
+    message_id: int
+    role: str
+    origin: str
+    kind: str
+    tool_name: str | None
+    timestamp: str | None
+    excerpt: str
+
+
+class ReviewEntry(BaseModel):
+    ref: str = Field(description="the name to accept or reject it by, e.g. decision:12")
+    kind: str
+    id: int
+    project: str
+    content: str
+    detail: str | None
+    rule: str = Field(description="the extraction rule that produced it")
+    rule_version: int
+    confidence: float = Field(description="0-1; at 0.7 or more (or accepted) it enters the briefs")
+    session_id: int | None
+    session_title: str | None
+    host: str | None
+    created_at: str
+    sources: list[ReviewSource] = Field(description="the messages it was extracted from")
+
+
+class Reviewed(BaseModel):
+    action: Literal["list", "accept", "reject"]
+    project: str | None
+    records: list[ReviewEntry] = Field(description="list: the records awaiting review")
+    done: list[str] = Field(description="accept/reject: the records changed")
 
 
 class SessionSummaryShown(BaseModel):
@@ -612,6 +648,50 @@ same session again adds only what is missing. To record one decision or learning
         )
         return _reply(result, text)
 
+    @server.tool(title="Review extracted memory", annotations=DESTRUCTIVE)
+    def memory_review(
+        action: Annotated[
+            Literal["list", "accept", "reject"],
+            Field(
+                description="list: what awaits review; accept: keep records; reject: delete them for good."
+            ),
+        ] = "list",
+        records: Annotated[
+            list[str] | None,
+            Field(description="accept/reject: the records, named as list shows them (decision:12, l3, b7)."),
+        ] = None,
+        project: ProjectArg = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="list: at most this many.")] = 20,
+    ) -> Annotated[CallToolResult, Reviewed]:
+        """Review the decisions, learnings and breadcrumbs recall extracted from past transcripts \
+(provenance extracted). list shows those awaiting review, most confident first, each with the \
+messages it came from; accept keeps records (they then enter memory_recall and context_for_agent \
+whatever their confidence); reject deletes them and recall never extracts the same wording again. \
+Ask the user before rejecting or accepting on their behalf."""
+        from recall.extract.review import accept, awaiting_review, reject
+
+        scope = _scope(project)
+        with _tool_errors():
+            if action == "list":
+                if records:
+                    raise InvalidInput("records goes with action=accept or action=reject")
+                items = awaiting_review(store.get(), scope, limit=limit)
+                result = Reviewed(
+                    action=action,
+                    project=scope,
+                    records=[ReviewEntry.model_validate(item.to_dict()) for item in items],
+                    done=[],
+                )
+                return _reply(result, _review_text(result))
+            if not records:
+                raise InvalidInput(f"name the records to {action}, e.g. records=['decision:12']")
+            if action == "accept":
+                done = [f"{row['kind']}:{row['id']}" for row in accept(store.get(), records)]
+            else:
+                done = reject(store.get(), records)
+        result = Reviewed(action=action, project=scope, records=[], done=done)
+        return _reply(result, f"{action}ed " + ", ".join(done))
+
     @server.tool(title="Read a session summary", annotations=READ_ONLY)
     def loa_show(
         id: Annotated[int, Field(description="The session summary's id (kind session_summary).")],
@@ -744,6 +824,20 @@ def _record_text(table: str, id: int, row: dict[str, Any] | None) -> str:
             lines.extend(prefix + line for line in str(value).splitlines())
         elif key not in ("kind", "id"):
             lines.append(f"{key}: {value}")
+    return "\n".join(lines)
+
+
+def _review_text(result: Reviewed) -> str:
+    where = f"project {result.project}" if result.project else "all projects"
+    if not result.records:
+        return f"nothing awaits review in {where}"
+    lines = [f"{len(result.records)} extracted records await review in {where}; {TRUST_NOTE}"]
+    for entry in result.records:
+        lines.append(
+            f"{entry.ref} · {entry.rule} · confidence {entry.confidence:.2f} · {entry.created_at[:10]}"
+        )
+        lines.append(f"  > {entry.content}")
+        lines.extend(f"    > [{s.role} #{s.message_id}] {s.excerpt}" for s in entry.sources[:3])
     return "\n".join(lines)
 
 

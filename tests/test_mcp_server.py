@@ -120,6 +120,16 @@ CONTRACT = MappingProxyType({
         "params": {"id": "integer"},
         "output": {"found": "boolean", "id": "integer", "summary": "#Record?", "session": "#Record?"},
     },
+    "memory_review": {
+        "params": {
+            "action": 'list|accept|reject = "list"', "records": "list[string]? = null", "project": "string? = null",
+            "limit": "integer = 20",
+        },
+        "output": {
+            "action": "list|accept|reject", "project": "string?", "records": "list[#ReviewEntry]",
+            "done": "list[string]",
+        },
+    },
     "memory_stats": {
         "params": {},
         "output": {
@@ -139,7 +149,17 @@ SHAPES = MappingProxyType({
         "kind": "string", "id": "integer", "project": "string", "created_at": "string", "provenance": "string",
         "trusted": "boolean", "content": "string", "detail": "string?", "title": "string?",
         "importance": "integer?", "status": "string?", "confidence": "string?", "valid_until": "string?",
-        "score": "number?", "cosine": "number?",
+        "score": "number?", "cosine": "number?", "session": "string?", "conflicts_with": "list[integer]",
+    },
+    "ReviewEntry": {
+        "ref": "string", "kind": "string", "id": "integer", "project": "string", "content": "string",
+        "detail": "string?", "rule": "string", "rule_version": "integer", "confidence": "number",
+        "session_id": "integer?", "session_title": "string?", "host": "string?", "created_at": "string",
+        "sources": "list[#ReviewSource]",
+    },
+    "ReviewSource": {
+        "message_id": "integer", "role": "string", "origin": "string", "kind": "string", "tool_name": "string?",
+        "timestamp": "string?", "excerpt": "string",
     },
     "Sufficiency": {
         "verdict": "sufficient|partial|insufficient", "best_cosine": "number", "coverage": "number",
@@ -161,7 +181,7 @@ READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_get", "loa_show",
     "memory_stats",
 }  # fmt: skip
-DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many"}
+DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review"}
 
 
 @pytest.fixture

@@ -1,0 +1,216 @@
+"""Decisions: what the user laid down, chose, approved or accepted.
+
+Only the person settles things: a rule or choice they state, their answer to the agent's
+multiple-choice question, a plan they approved, a proposal of the agent they said yes to. The
+agent's own "I'll do X" is a routine step, never a decision.
+"""
+
+from __future__ import annotations
+
+import re
+
+from recall.extract.candidate import Candidate
+from recall.extract.session import SessionView, Turn
+from recall.extract.text import clip, content_words, is_question, lines, sentences, truncate
+from recall.models import RecordKind
+
+_STATIVE = (
+    r"(?:know|think|worry|see|understand|have|need|want|care|get|mind|remember|like|mean|believe|bother)"
+)
+_RULE = re.compile(
+    r"^(?:please\s+|and\s+|but\s+|also\s+)?(?:"
+    r"(?P<strong>always|never|from now on|going forward|as a rule|make sure (?:to|you) always|"
+    r"(?:we|you) (?:should|must) (?:always|never))\b"
+    rf"|(?P<dont>(?:don'?t|do not|avoid)\s+(?!{_STATIVE}\b)\w+))",
+    re.IGNORECASE,
+)
+_CHOICE = re.compile(
+    r"\b(?:let'?s|we(?:'ll| will| should)|i(?:'d)? (?:prefer|want) to|i(?:'d)? rather) "
+    r"(?:go with|use|stick with|stay with|switch to|move to|keep|adopt|pick|choose)\b"
+    r"|\buse\s+\S+(?:\s+\S+){0,4}\s+instead of\b"
+    r"|\bswitch(?:ing)?\s+(?:from\s+\S.*?\s+)?to\b"
+    r"|\bprefer\s+\S+(?:\s+\S+){0,4}\s+(?:over|to)\b",
+    re.IGNORECASE,
+)
+_ONE_OFF = re.compile(r"\b(?:yet|right now|for now|this time|today|here|just)\b", re.IGNORECASE)
+_REPLACES = re.compile(
+    r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:away )?from (?P<a>.+?) to\b"
+    r"|\binstead of (?P<b>[^,.;:!?]+)"
+    r"|\breplac(?:e|ing) (?P<c>.+?) with\b"
+    r"|\bno longer use (?P<d>[^,.;:!?]+)"
+    r"|\bdrop(?:ping)? (?P<e>.+?) (?:in favou?r of|for)\b"
+    r"|\brather than (?P<f>[^,.;:!?]+)",
+    re.IGNORECASE,
+)
+_ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
+_APPROVED = re.compile(r"\bapproved\b", re.IGNORECASE)
+_YES = re.compile(
+    r"^(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|let'?s do (?:it|that)|please do|agreed|"
+    r"lgtm|that works|go for it|option \w+|the (?:first|second|third|last) one|\(?[a-d1-4]\)?)\b",
+    re.IGNORECASE,
+)
+_PROPOSAL = re.compile(
+    r"\b(?:i(?:'d| would)? (?:recommend|suggest|propose)|my recommendation|i'?d go with|"
+    r"(?:should|shall) (?:we|i) (?:use|go with|switch|adopt|keep|move to|replace)|option [a-z0-9]\b|"
+    r"(?:better|simpler|cleaner) (?:approach|option|way) (?:is|would be))",
+    re.IGNORECASE,
+)
+
+
+def replaced_subject(text: str) -> str | None:
+    """What a decision says it replaces: X in "switch from X to Y", "use Y instead of X", ..."""
+    match = _REPLACES.search(text)
+    if match is None:
+        return None
+    subject = next(group for group in match.groups() if group)
+    words = content_words(subject)
+    return " ".join(words[:4]) if words else None
+
+
+def user_rules(view: SessionView) -> list[Candidate]:
+    """Rules ("never X", "always Y", "don't use Z") and choices ("let's go with Y") the user stated."""
+    found: list[Candidate] = []
+    for turn in view.new_turns():
+        if not turn.human:
+            continue
+        for sentence in sentences(turn.content):
+            confidence = _rule_confidence(sentence)
+            if confidence:
+                found.append(_decision(turn, sentence, "user_rule", confidence, "Stated by the user."))
+    return found
+
+
+def _rule_confidence(sentence: str) -> float:
+    if is_question(sentence) or not 3 <= len(content_words(sentence)) <= 40:
+        return 0.0
+    if sentence.lower().startswith(("if ", "when ", "unless ", "maybe ", "perhaps ")):
+        return 0.0
+    rule = _RULE.match(sentence)
+    if rule is not None and rule.group("strong"):
+        return 0.8
+    if _CHOICE.search(sentence):
+        return 0.75
+    if rule is not None and not _ONE_OFF.search(sentence):
+        return 0.65
+    return 0.0
+
+
+def user_answers(view: SessionView) -> list[Candidate]:
+    """The user's answers to the agent's multiple-choice questions (Claude Code AskUserQuestion)."""
+    found: list[Candidate] = []
+    for turn in view.new_turns():
+        if turn.kind != "tool_result" or turn.tool != "askuserquestion" or turn.failed:
+            continue
+        for question, answer in _ANSWER.findall(turn.content):
+            answer = answer.strip()
+            if not answer or len(content_words(answer)) == 0:
+                continue
+            asked = clip(question.split("?")[0] + "?", 200)
+            content = f"{asked} → {clip(answer, 200)}"
+            found.append(_decision(turn, content, "user_answer", 0.75, "The user's answer to the agent."))
+    return found
+
+
+def approved_plans(view: SessionView) -> list[Candidate]:
+    """Plans the user approved on leaving Claude Code's plan mode (ExitPlanMode)."""
+    found: list[Candidate] = []
+    for index, turn in enumerate(view.turns):
+        if turn.kind != "tool_call" or turn.tool != "exitplanmode":
+            continue
+        result = view.result_of(turn)
+        if result is None or result.failed or not _APPROVED.search(result.content):
+            continue
+        if not (view.is_new(turn) or view.is_new(result)):
+            continue
+        plan = turn.meta.get("proposed_plan")
+        written = _plan_message(view.turns[:index]) if not isinstance(plan, str) else None
+        text = plan if isinstance(plan, str) else (written.content if written else "")
+        if not text.strip():
+            continue
+        sources = (result.id, turn.id, *((written.id,) if written else ()))
+        found.append(
+            Candidate(
+                kind=RecordKind.DECISION,
+                content="Approved plan: " + _plan_title(text),
+                rule="approved_plan",
+                confidence=0.85,
+                sources=sources,
+                said_at=result.timestamp,
+                detail=truncate(text, 2000),
+                importance=6,
+            )
+        )
+    return found
+
+
+def accepted_proposals(view: SessionView) -> list[Candidate]:
+    """An approach the agent proposed and the user accepted in their very next words."""
+    found: list[Candidate] = []
+    previous: Turn | None = None
+    for turn in view.turns:
+        if turn.agent_text:
+            previous = turn
+        elif turn.human:
+            if previous is not None and view.is_new(turn) and _accepts(turn.content):
+                proposal = _proposal(previous.content)
+                if proposal:
+                    detail = f"The user replied: {clip(turn.content, 200)}"
+                    sources = (turn.id, previous.id)
+                    found.append(
+                        _decision(turn, "Accepted: " + proposal, "accepted_proposal", 0.7, detail, sources)
+                    )
+            previous = None
+    return found
+
+
+def _accepts(text: str) -> bool:
+    stripped = text.strip()
+    return len(stripped.split()) <= 12 and _YES.match(stripped) is not None
+
+
+def _proposal(text: str) -> str | None:
+    for sentence in sentences(text):
+        if _PROPOSAL.search(sentence) and len(content_words(sentence)) >= 3:
+            return clip(sentence, 300)
+    return None
+
+
+def _plan_message(before: tuple[Turn, ...]) -> Turn | None:
+    """The agent's last long message before ExitPlanMode: the plan it asked approval for."""
+    for turn in reversed(before[-12:]):
+        if turn.agent_text and len(turn.content) >= 300:
+            return turn
+        if turn.human:
+            return None
+    return None
+
+
+def _plan_title(text: str) -> str:
+    """The first heading that says something (more than two words), else the first line."""
+    headings = [line.lstrip("#").strip() for line in text.splitlines() if line.lstrip().startswith("#")]
+    titled = [h for h in headings if len(h.split()) > 2]
+    if titled:
+        return clip(titled[0], 200)
+    return clip(next(lines(text), text), 200)
+
+
+def _decision(
+    turn: Turn,
+    content: str,
+    rule: str,
+    confidence: float,
+    detail: str | None,
+    sources: tuple[int, ...] | None = None,
+) -> Candidate:
+    text = clip(content, 400)
+    return Candidate(
+        kind=RecordKind.DECISION,
+        content=text,
+        rule=rule,
+        confidence=confidence,
+        sources=sources or (turn.id,),
+        said_at=turn.timestamp,
+        detail=detail,
+        replaces=replaced_subject(text),
+        importance=7 if rule == "user_rule" else 6,
+    )
