@@ -450,7 +450,9 @@ def _full_text(item: BriefItem) -> str:
     if item.title and not item.content.lstrip("# ").startswith(item.title):
         parts.insert(0, item.title)
     if item.detail:
-        parts.append(("Why: " if item.kind == "decision" else "") + item.detail)
+        # A person's decision says why in its detail; an extracted one's detail is its context.
+        why = item.kind == "decision" and item.provenance != "extracted"
+        parts.append(("Why: " if why else "") + item.detail)
     return " — ".join(parts)
 
 

@@ -117,8 +117,8 @@ class CodexSession:
                                      "content": [{"type": "input_text", "text": text}]})  # fmt: skip
         return self
 
-    def assistant(self, text: str) -> CodexSession:
-        self._item("response_item", {"type": "message", "role": "assistant",
+    def assistant(self, text: str, phase: str = "final_answer") -> CodexSession:
+        self._item("response_item", {"type": "message", "role": "assistant", "phase": phase,
                                      "content": [{"type": "output_text", "text": text}]})  # fmt: skip
         return self
 

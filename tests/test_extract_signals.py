@@ -218,7 +218,7 @@ def test_rules_and_choices_the_user_states_become_decisions(store: Store, tmp_pa
     session.assistant("Understood.")
     session.user("Should we always run the linter first? If we never cache the wheels, CI gets slow.")
     session.assistant("Yes, we could.")
-    session.user("Don't run the migrations yet, just read them.")
+    session.user("Use pnpm, not npm. Don't run the migrations yet, just read them.")
     session.assistant("Reading them.")
     load(store, session.write())
 
@@ -227,6 +227,7 @@ def test_rules_and_choices_the_user_states_become_decisions(store: Store, tmp_pa
     assert rules == [
         "Never use mocks for the database in tests.",
         "Let's go with SQLite for the local store.",
+        "Use pnpm, not npm.",
     ]
 
 
@@ -245,6 +246,23 @@ def test_a_proposal_the_user_accepts_becomes_a_decision(store: Store, tmp_path: 
         "Accepted: I'd recommend switching the price cache to write-through invalidation."
     )
     assert accepted["detail"] == "The user replied: yes, do it"
+
+
+def test_the_option_the_user_picks_from_the_agents_list_becomes_a_decision(
+    store: Store, tmp_path: Path
+) -> None:
+    session = ClaudeSession(tmp_path).user("The sync client keeps timing out")
+    session.assistant(
+        "Two ways out:\n\n**Option 1:** Keep the REST client and add retries.\n"
+        "**Option 2:** Switch to the gRPC client, which streams results.\n\nWhich do you prefer?"
+    )
+    session.user("option 2")
+    session.assistant("Switching to gRPC.")
+    load(store, session.write())
+
+    assert [row["content"] for row in records(store, "decisions", "accepted_proposal")] == [
+        "Accepted: Switch to the gRPC client, which streams results."
+    ]
 
 
 def test_the_user_correcting_the_agent_becomes_a_learning(store: Store, tmp_path: Path) -> None:
@@ -306,6 +324,8 @@ def test_a_next_steps_list_in_the_closing_message_becomes_breadcrumbs(store: Sto
     session.assistant(
         "The CSV writer works.\n\n**Next steps:**\n- Add the XLSX writer\n- Stream large exports\n"
     )
+    session.user("thanks")
+    session.assistant("You're welcome.")
     load(store, session.write())
 
     assert [row["content"] for row in records(store, "breadcrumbs", "next_steps")] == [
@@ -334,3 +354,16 @@ def test_an_unanswered_request_expires_when_the_grown_session_answers_it(
     now = datetime.now(UTC).isoformat()
     live = [row for row in records(store, "breadcrumbs") if row["valid_until"] > now]
     assert len(live) == (0 if answered else 1)
+
+
+def test_codex_commentary_is_not_an_answer(store: Store, tmp_path: Path) -> None:
+    session = CodexSession(tmp_path).user("Find out why the webhook retries double-charge customers")
+    session.assistant("I'll start by reading the retry worker.", phase="commentary")
+    session.call(
+        "exec_command", {"cmd": ["bash", "-lc", "rg -n retry worker/"]}, "Process exited with code 0\n"
+    )
+    load(store, session.write(), host="codex")
+
+    [crumb] = records(store, "breadcrumbs", "unanswered_request")
+    assert crumb["content"].endswith("why the webhook retries double-charge customers")
+    assert crumb["score"] == 0.6  # the agent was still at work: kept, but below what briefs show

@@ -29,9 +29,16 @@ _CHOICE = re.compile(
     r"(?:go with|use|stick with|stay with|switch to|move to|keep|adopt|pick|choose)\b"
     r"|\buse\s+\S+(?:\s+\S+){0,4}\s+instead of\b"
     r"|\bswitch(?:ing)?\s+(?:from\s+\S.*?\s+)?to\b"
-    r"|\bprefer\s+\S+(?:\s+\S+){0,4}\s+(?:over|to)\b",
+    r"|\bprefer\s+\S+(?:\s+\S+){0,4}\s+(?:over|to)\b"
+    r"|^(?:please\s+)?use\s+\S+(?:\s+\S+){0,3},?\s+not\s+\S+",
     re.IGNORECASE,
 )
+_INSTEAD = re.compile(r"\b(?:instead of|rather than)\b", re.IGNORECASE)
+# Words at least one of which every _RULE or _CHOICE match contains.
+_RULE_WORDS = (
+    "always", "never", "from now on", "going forward", "as a rule", "don't", "dont", "do not", "avoid",
+    "let's", "lets", "we'll", "we will", "we should", "prefer", "rather", "instead of", "switch",
+)  # fmt: skip
 _ONE_OFF = re.compile(r"\b(?:yet|right now|for now|this time|today|here|just)\b", re.IGNORECASE)
 _REPLACES = re.compile(
     r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:away )?from (?P<a>.+?) to\b"
@@ -46,9 +53,17 @@ _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
 _APPROVED = re.compile(r"\bapproved\b", re.IGNORECASE)
 _YES = re.compile(
     r"^(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|let'?s do (?:it|that)|please do|agreed|"
-    r"lgtm|that works|go for it|option \w+|the (?:first|second|third|last) one|\(?[a-d1-4]\)?)\b",
+    r"lgtm|that works|go for it|option \w+|the (?:first|second|third|fourth|last) (?:one|option)|"
+    r"(?:let'?s )?go with|\(?[a-d1-4]\)?)\b",
     re.IGNORECASE,
 )
+_ORDINALS = ("first", "second", "third", "fourth")
+_PICK = re.compile(
+    r"^(?:let'?s go with |go with |i(?:'ll| will)? (?:take|pick) )?(?:option\s+([a-d1-4])|\(?([a-d1-4])\)?"
+    r"|the (first|second|third|fourth) (?:one|option))\b",
+    re.IGNORECASE,
+)
+_OPTION_LINE = re.compile(r"^(?:[-*]\s+)?\**(?:option\s+)?\(?([a-d1-4])[.):]\**\s*\**(.+)$", re.IGNORECASE)
 _PROPOSAL = re.compile(
     r"\b(?:i(?:'d| would)? (?:recommend|suggest|propose)|my recommendation|i'?d go with|"
     r"(?:should|shall) (?:we|i) (?:use|go with|switch|adopt|keep|move to|replace)|option [a-z0-9]\b|"
@@ -71,28 +86,31 @@ def user_rules(view: SessionView) -> list[Candidate]:
     """Rules ("never X", "always Y", "don't use Z") and choices ("let's go with Y") the user stated."""
     found: list[Candidate] = []
     for turn in view.new_turns():
-        if not turn.human:
+        if not turn.human or not any(word in turn.content.lower() for word in _RULE_WORDS):
             continue
         for sentence in sentences(turn.content):
             confidence = _rule_confidence(sentence)
             if confidence:
-                found.append(_decision(turn, sentence, "user_rule", confidence, "Stated by the user."))
+                found.append(_decision(turn, sentence, "user_rule", confidence, None))
     return found
 
 
 def _rule_confidence(sentence: str) -> float:
+    rule = _RULE.match(sentence)
+    choice = rule is None and _CHOICE.search(sentence) is not None
+    if rule is None and not choice and not _INSTEAD.search(sentence):
+        return 0.0
     if is_question(sentence) or not 3 <= len(content_words(sentence)) <= 40:
         return 0.0
     if sentence.lower().startswith(("if ", "when ", "unless ", "maybe ", "perhaps ")):
         return 0.0
-    rule = _RULE.match(sentence)
     if rule is not None and rule.group("strong"):
         return 0.8
-    if _CHOICE.search(sentence):
+    if choice or (rule is not None and _CHOICE.search(sentence)):
         return 0.75
-    if rule is not None and not _ONE_OFF.search(sentence):
-        return 0.65
-    return 0.0
+    if rule is None:
+        return 0.65 if _INSTEAD.search(sentence) else 0.0  # "do X instead of Y": a choice, less sure
+    return 0.65 if not _ONE_OFF.search(sentence) else 0.0
 
 
 def user_answers(view: SessionView) -> list[Candidate]:
@@ -107,7 +125,7 @@ def user_answers(view: SessionView) -> list[Candidate]:
                 continue
             asked = clip(question.split("?")[0] + "?", 200)
             content = f"{asked} → {clip(answer, 200)}"
-            found.append(_decision(turn, content, "user_answer", 0.75, "The user's answer to the agent."))
+            found.append(_decision(turn, content, "user_answer", 0.75, None))
     return found
 
 
@@ -122,7 +140,7 @@ def approved_plans(view: SessionView) -> list[Candidate]:
             continue
         if not (view.is_new(turn) or view.is_new(result)):
             continue
-        plan = turn.meta.get("proposed_plan")
+        plan = turn.facts.get("proposed_plan")
         written = _plan_message(view.turns[:index]) if not isinstance(plan, str) else None
         text = plan if isinstance(plan, str) else (written.content if written else "")
         if not text.strip():
@@ -136,7 +154,7 @@ def approved_plans(view: SessionView) -> list[Candidate]:
                 confidence=0.85,
                 sources=sources,
                 said_at=result.timestamp,
-                detail=truncate(text, 2000),
+                detail=truncate(_from_first_heading(text), 2000),
                 importance=6,
             )
         )
@@ -152,7 +170,7 @@ def accepted_proposals(view: SessionView) -> list[Candidate]:
             previous = turn
         elif turn.human:
             if previous is not None and view.is_new(turn) and _accepts(turn.content):
-                proposal = _proposal(previous.content)
+                proposal = _chosen_option(previous.content, turn.content) or _proposal(previous.content)
                 if proposal:
                     detail = f"The user replied: {clip(turn.content, 200)}"
                     sources = (turn.id, previous.id)
@@ -166,6 +184,22 @@ def accepted_proposals(view: SessionView) -> list[Candidate]:
 def _accepts(text: str) -> bool:
     stripped = text.strip()
     return len(stripped.split()) <= 12 and _YES.match(stripped) is not None
+
+
+def _chosen_option(text: str, reply: str) -> str | None:
+    """The option the user picked by its name ("2", "option B", "the second one") from the agent's list."""
+    match = _PICK.match(reply.strip())
+    if match is None:
+        return None
+    picked = next(group for group in match.groups() if group).lower()
+    picked = str(_ORDINALS.index(picked) + 1) if picked in _ORDINALS else picked
+    for line in text.splitlines():
+        option = _OPTION_LINE.match(line.strip())
+        if option and option.group(1).lower() == picked:
+            said = next(lines(option.group(2)), "")
+            if len(content_words(said)) >= 2:
+                return clip(said, 300)
+    return None
 
 
 def _proposal(text: str) -> str | None:
@@ -183,6 +217,12 @@ def _plan_message(before: tuple[Turn, ...]) -> Turn | None:
         if turn.human:
             return None
     return None
+
+
+def _from_first_heading(text: str) -> str:
+    """The plan without the agent's lead-in ("Let me write the plan for your approval.")."""
+    at = text.find("\n#")
+    return text[at + 1 :] if at >= 0 and text[:at].count("\n") < 3 else text
 
 
 def _plan_title(text: str) -> str:

@@ -9,7 +9,6 @@ changed>". Stated findings are sentences of the agent's own text that both name 
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import PurePath
 
 from recall.extract.candidate import Candidate
@@ -41,19 +40,24 @@ _ERROR_HINT = re.compile(
     r"invalid|missing|unable|no such|not formatted|traceback)\b",
     re.IGNORECASE,
 )
+# Both read lower-cased text: case-insensitive matching of long alternations is several times slower.
 _STRONG = re.compile(
     r"\b(?:root cause|the (?:real |actual )?(?:cause|culprit|problem|issue|bug) (?:is|was)|turns out|"
     r"(?:this|that|it) (?:happens|happened|fails|failed|breaks|broke) because|that'?s why|"
-    r"the fix (?:is|was)|gotcha|caveat)\b",
-    re.IGNORECASE,
+    r"the fix (?:is|was)|gotcha|caveat)\b"
 )
 _MEDIUM = re.compile(
     r"\b(?:because(?: of)?|despite|(?:is|are) already|by default|auto-?generat\w*|silently|"
     r"(?:does|do|did)(?:n'?t| not) (?:support|work|handle|allow|exist|accept)|can ?not be|can'?t be|"
     r"can never|never (?:be|succeed|work)|knows|says|reports|expects|requires|"
-    r"only works|no longer)\b",
-    re.IGNORECASE,
+    r"only works|no longer)\b"
 )
+# Words at least one of which every _STRONG or _MEDIUM match contains.
+_TRIGGERS = (
+    "cause", "culprit", "problem", "issue", "bug", "turns out", "why", "fix", "gotcha", "caveat", "despite",
+    "already", "default", "generat", "silently", "n't", " not ", "cannot", "never", "knows", "says", "reports",
+    "expects", "requires", "only works", "no longer", "finding",
+)  # fmt: skip
 _NARRATION = re.compile(
     r"^(?:let me|let's|i'll|i will|i'm going|i am going|i need to|we need to|now\b|next\b|first\b|then\b|"
     r"ok\b|okay\b|good\b|great\b|perfect\b|done\b|all \d+|all tests)",
@@ -74,14 +78,16 @@ def fixes_after_failures(view: SessionView) -> list[Candidate]:
     fixed: set[int] = set()
     for position, call in enumerate(shell):
         result = view.result_of(call)
+        if call.id in fixed or result is None or not _failed(result):
+            continue
         steps = _steps(call)
-        if call.id in fixed or result is None or not steps or not _failed(result):
+        if not steps:
             continue
         main = steps[-1][0]  # in "a && b", the step that failed is most often the last
         for later in shell[position + 1 :]:
             if later.ordinal - call.ordinal > LOOK_AHEAD:
                 break
-            if main not in {head for head, _ in _steps(later)}:
+            if main not in _command(later) or main not in {head for head, _ in _steps(later)}:
                 continue
             outcome = view.result_of(later)
             if outcome is None:
@@ -149,11 +155,8 @@ def _steps(call: Turn) -> list[tuple[str, str]]:
     """(program and first word, step text) per ``&&``/``;``/``|`` step, minus wrappers and look-ups."""
     steps: list[tuple[str, str]] = []
     for step in re.split(r"&&|\|\||;|\|", _command(call)):
-        try:
-            tokens = shlex.split(step, posix=True)
-        except ValueError:
-            tokens = step.split()
-        tokens = [t for t in tokens if "=" not in t.split("/")[0]]  # VAR=value prefixes
+        tokens = [t.strip("\"'") for t in step.split()]
+        tokens = [t for t in tokens if t and "=" not in t.split("/")[0]]  # VAR=value prefixes
         for runner in _RUNNERS:
             if tuple(tokens[: len(runner)]) == runner:
                 tokens = tokens[len(runner) :]
@@ -218,14 +221,20 @@ def _findings(text: str) -> list[str]:
 
 def _scored_findings(text: str) -> list[tuple[str, float]]:
     """Finding sentences, the strongest first; a short one keeps the sentence after it as its context."""
+    low = text.lower()
+    if not any(word in low for word in _TRIGGERS) or not (
+        _STRONG.search(low) or _MEDIUM.search(low) or "finding" in low
+    ):
+        return []  # most messages state nothing of the kind: skip splitting them (substring tests are fastest)
     scored: list[tuple[str, float]] = []
     said = list(sentences(text))
     for index, sentence in enumerate(said):
         if not 40 <= len(sentence) <= 350 or is_question(sentence) or _NARRATION.match(sentence):
             continue
-        if _STRONG.search(sentence) and len(content_words(sentence)) >= 4:
+        lowered = sentence.lower()
+        if _STRONG.search(lowered) and len(content_words(sentence)) >= 4:
             confidence = 0.7
-        elif _MEDIUM.search(sentence) and has_code_token(sentence):
+        elif _MEDIUM.search(lowered) and has_code_token(sentence):
             confidence = 0.6
         else:
             continue

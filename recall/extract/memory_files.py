@@ -29,7 +29,7 @@ _MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 def memory_file_lines(view: SessionView) -> list[Candidate]:
     found: list[Candidate] = []
     for turn in view.new_turns():
-        memory = turn.meta.get("memory_file")
+        memory = turn.facts.get("memory_file")
         if turn.kind == "tool_result" or not isinstance(memory, dict):
             continue
         result = view.result_of(turn)

@@ -66,7 +66,7 @@ def _fold(view: SessionView) -> tuple[dict[str, _Item], dict[str, _Item]]:
     task_numbers = _task_numbers(view.plan_turns)
     created = 0
     for turn in view.plan_turns:
-        plan = turn.meta.get("plan")
+        plan = turn.facts.get("plan")
         if turn.kind == "tool_result" or not isinstance(plan, dict):
             continue
         if isinstance(plan.get("items"), list):

@@ -37,7 +37,7 @@ def unanswered_request(view: SessionView) -> list[Candidate]:
     if last is None or _trivial(last.content):
         return []
     after = [t for t in view.turns if t.ordinal > last.ordinal]
-    answered_at = max((t.ordinal for t in after if t.agent_text), default=None)
+    answered_at = max((t.ordinal for t in after if t.agent_text and not t.aside), default=None)
     tail = [t for t in after if answered_at is None or t.ordinal > answered_at]
     interrupted = any(t.content.startswith(_INTERRUPTED) for t in tail)
     working = any(t.role == "assistant" for t in tail)
@@ -84,11 +84,14 @@ def next_steps(view: SessionView) -> list[Candidate]:
 
 
 def _closing_message(view: SessionView) -> Turn | None:
-    """The agent's last text, if nothing the person said came after it."""
+    """The agent's last message that lists what is still to do, after the person's last real request.
+
+    A closing "thanks" and the agent's "you're welcome" do not hide the list before them.
+    """
     for turn in reversed(view.turns):
-        if turn.human:
+        if turn.human and not _trivial(turn.content):
             return None
-        if turn.agent_text:
+        if turn.agent_text and _listed_steps(turn.content):
             return turn
     return None
 

@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     from recall.store import Store
 
 CONTEXT_TURNS = 60  # stored messages re-read before the first new one
-_COLUMNS = "id, ordinal, role, origin, kind, tool_name, content, timestamp, meta"
+# Only the parts of ``meta`` rules read, pulled out by SQLite: parsing every message's JSON in Python
+# would cost more than all the rules together.
+_COLUMNS = (
+    "id, ordinal, role, origin, kind, tool_name, content, timestamp, "
+    "coalesce(json_extract(meta, '$.tool_use_id'), json_extract(meta, '$.call_id')) AS call_key, "
+    "json_extract(meta, '$.is_error') AS is_error, json_extract(meta, '$.phase') = 'commentary' AS aside, "
+    "CASE WHEN instr(meta, '\"plan\"') OR instr(meta, '\"memory_file\"') OR instr(meta, '\"proposed_plan\"') "
+    "THEN meta END AS facts"
+)
+FACT_KEYS = ("plan", "memory_file", "proposed_plan")  # what adapters._facts puts in meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +42,10 @@ class Turn:
     tool_name: str | None
     content: str
     timestamp: str | None
-    meta: dict[str, Any] = field(default_factory=dict)
+    call_key: str | None = None  # what ties a tool call to its result: Claude's tool_use_id, Codex's call_id
+    failed: bool = False  # the host marked this tool result an error
+    aside: bool = False  # Codex "commentary": the agent narrating while it works, not its answer
+    facts: dict[str, Any] = field(default_factory=dict)  # plan, memory_file, proposed_plan (adapters._facts)
 
     @property
     def human(self) -> bool:
@@ -47,16 +59,6 @@ class Turn:
     @property
     def tool(self) -> str:
         return (self.tool_name or "").lower()
-
-    @property
-    def call_key(self) -> str | None:
-        """What ties a tool call to its result: Claude's tool_use_id, Codex's call_id."""
-        value = self.meta.get("tool_use_id") or self.meta.get("call_id")
-        return value if isinstance(value, str) else None
-
-    @property
-    def failed(self) -> bool:
-        return self.meta.get("is_error") is True
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +104,13 @@ def load_session(store: Store, session_id: int, read_up_to: int) -> SessionView 
         ).fetchone()[0]
         if last is None or last <= read_up_to:
             return None
-        turns = conn.execute(
+        cursor = conn.cursor()
+        cursor.row_factory = None  # plain tuples: a session can hold thousands of messages
+        turns = cursor.execute(
             f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND ordinal > ? ORDER BY ordinal",
             (session_id, read_up_to - CONTEXT_TURNS),
         ).fetchall()
-        plan_turns = conn.execute(
+        plan_turns = cursor.execute(
             f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND ("
             "(kind != 'tool_result' AND json_extract(meta, '$.plan') IS NOT NULL) OR "
             "(kind = 'tool_result' AND tool_name = 'TaskCreate')) ORDER BY ordinal",
@@ -129,18 +133,22 @@ def load_session(store: Store, session_id: int, read_up_to: int) -> SessionView 
     )
 
 
-def _turn(row: Any) -> Turn:
-    meta = json.loads(row["meta"]) if row["meta"] else {}
+def _turn(row: tuple[Any, ...]) -> Turn:
+    ident, ordinal, role, origin, kind, tool_name, content, timestamp, call_key, is_error, aside, raw = row
+    facts = json.loads(raw) if raw else {}
     return Turn(
-        id=row["id"],
-        ordinal=row["ordinal"],
-        role=row["role"],
-        origin=row["origin"],
-        kind=row["kind"],
-        tool_name=row["tool_name"],
-        content=row["content"],
-        timestamp=row["timestamp"],
-        meta=meta if isinstance(meta, dict) else {},
+        ident,
+        ordinal,
+        role,
+        origin,
+        kind,
+        tool_name,
+        content,
+        timestamp,
+        call_key if isinstance(call_key, str) else None,
+        is_error == 1,
+        aside == 1,
+        {key: facts[key] for key in FACT_KEYS if key in facts} if isinstance(facts, dict) else {},
     )
 
 

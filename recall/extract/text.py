@@ -18,14 +18,15 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"'(\[])")
 _MARKUP = re.compile(r"\*\*|__|~~")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
-_CODE_TOKEN = re.compile(
-    r"`[^`\n]+`"  # inline code
-    r"|\b\w+\.\w{1,6}\b"  # file.ext, module.attr
-    r"|\b[a-z]+_[a-z0-9_]+\b"  # snake_case
-    r"|\b[A-Z][a-z0-9]+[A-Z]\w*\b"  # CamelCase
-    r"|\w+\(\)"  # call()
-    r"|(?:^|\s)--?[a-z][\w-]+"  # --flag
+# Marks of something specific. Each pattern is tried only when a character it needs is present:
+# Python's re scans slowly for patterns that open with a character class.
+_CODE_MARKS = (
+    ("_", re.compile(r"[a-z0-9]_[a-z0-9]")),  # snake_case
+    ("(", re.compile(r"\w\(\)")),  # call()
+    ("-", re.compile(r"(?:^|\s)--?[a-z]")),  # --flag
+    (".", re.compile(r"(?<=\w)\.[A-Za-z]\w{0,5}\b")),  # file.ext, module.attr
 )
+_CAMEL = re.compile(r"[a-z0-9][A-Z][a-z]")
 NEAR_DUPLICATE = 0.75  # word-set similarity above which two records say the same thing
 _SUFFIXES = ("ing", "ed", "es", "s")
 
@@ -88,7 +89,11 @@ def sentences(text: str) -> Iterator[str]:
 
 def has_code_token(text: str) -> bool:
     """Names something specific: code, a file, a flag, an identifier."""
-    return _CODE_TOKEN.search(text) is not None
+    if "`" in text:
+        return True
+    if any(mark in text and pattern.search(text) for mark, pattern in _CODE_MARKS):
+        return True
+    return _CAMEL.search(text) is not None
 
 
 def clip(text: str, limit: int) -> str:

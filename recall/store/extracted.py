@@ -391,7 +391,7 @@ def extracted_facts(conn: sqlite3.Connection, kind: RecordKind, ids: list[int]) 
     for row in rows:
         label = None
         if row["host"]:
-            title = f" “{row['title']}”" if row["title"] else ""
+            title = f" “{_short(row['title'])}”" if row["title"] else ""
             label = f"{row['host']} session{title}" + (f" of {row['day']}" if row["day"] else "")
         facts[int(row["record_id"])] = ExtractedFacts(
             confident=row["confidence"] >= CONFIDENT or row["review"] == "accepted",
@@ -399,3 +399,8 @@ def extracted_facts(conn: sqlite3.Connection, kind: RecordKind, ids: list[int]) 
             conflicts_with=tuple(json.loads(row["conflicts_with"])),
         )
     return facts
+
+
+def _short(title: str, limit: int = 48) -> str:
+    flat = " ".join(title.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
