@@ -362,8 +362,36 @@ def test_codex_commentary_is_not_an_answer(store: Store, tmp_path: Path) -> None
     session.call(
         "exec_command", {"cmd": ["bash", "-lc", "rg -n retry worker/"]}, "Process exited with code 0\n"
     )
+    session.assistant("The worker re-enqueues on timeout; checking the charge call next.", phase="commentary")
     load(store, session.write(), host="codex")
 
     [crumb] = records(store, "breadcrumbs", "unanswered_request")
     assert crumb["content"].endswith("why the webhook retries double-charge customers")
-    assert crumb["score"] == 0.6  # the agent was still at work: kept, but below what briefs show
+    assert crumb["score"] == 0.6  # the agent was still at work, only narrating: below what briefs show
+
+
+def test_a_test_run_fixed_by_an_edit_is_a_learning_and_a_plain_rerun_or_a_lookup_is_not(
+    store: Store, tmp_path: Path
+) -> None:
+    session = ClaudeSession(tmp_path).user("The parser tests fail")
+    session.bash("uv run pytest tests/test_parser.py -q 2>&1 | tail -5",
+                 "FAILED tests/test_parser.py::test_dates - ValueError: unconverted data remains: Z\n1 failed",
+                 exit_code=1)  # fmt: skip
+    session.tool(
+        "Edit", {"file_path": "/home/dev/shop/parser.py", "old_string": "a", "new_string": "b"}, "ok"
+    )
+    session.bash("git add -A && git status", "On branch main")
+    session.bash("uv run pytest tests/test_parser.py -q", "3 passed")
+    session.bash("grep -rn TODO src/", "", exit_code=1)  # no match: a fact, not a failure
+    session.bash("grep -rn FIXME src/", "src/a.py:1: FIXME")
+    session.bash("make lint", "E501 line too long", exit_code=2)
+    session.bash("make lint", "ok")  # passed with nothing changed in between: not a fix
+    session.assistant("Parser fixed.")
+    load(store, session.write())
+
+    assert [row["content"] for row in records(store, "learnings", "fix_after_failure")] == [
+        (
+            "`uv run pytest tests/test_parser.py -q 2>&1` failed with FAILED tests/test_parser.py::test_dates - "
+            "ValueError: unconverted data remains: Z; fixed by editing parser.py"
+        )
+    ]

@@ -13,7 +13,7 @@ from pathlib import PurePath
 
 from recall.extract.candidate import Candidate
 from recall.extract.session import SessionView, Turn
-from recall.extract.text import clip, content_words, has_code_token, is_question, lines, sentences
+from recall.extract.text import clip, content_words, has_code_token, lines, sentences
 from recall.models import RecordKind
 
 SHELL_TOOLS = frozenset(
@@ -34,6 +34,12 @@ _DIAGNOSTIC = frozenset(
     {"grep", "rg", "ls", "cat", "find", "which", "test", "[", "diff", "head", "tail", "wc", "echo", "pgrep",
      "ps", "true", "false", "sleep", "type", "command", "stat", "file", "pwd", "kill", "pkill", "cd"}
 )  # fmt: skip
+_READ_ONLY = frozenset(
+    {"git status", "git log", "git diff", "git show", "git branch", "git remote", "git rev-parse", "npm ls",
+     "pip show", "pip list"}
+)  # fmt: skip
+# Version-control bookkeeping between a failure and its fix records the fix; it is not the fix.
+_BOOKKEEPING = frozenset({"git add", "git commit", "git push", "git stash", "git checkout", "git fetch"})
 _RUNNERS = {("uv", "run"), ("poetry", "run"), ("pnpm", "exec"), ("bundle", "exec"), ("npx",), ("bunx",)}
 _ERROR_HINT = re.compile(
     r"\b(?:error|errors|failed|failure|fatal|exception|cannot|can't|not found|undefined|denied|refused|"
@@ -42,10 +48,12 @@ _ERROR_HINT = re.compile(
 )
 # Both read lower-cased text: case-insensitive matching of long alternations is several times slower.
 _STRONG = re.compile(
-    r"\b(?:root cause|the (?:real |actual )?(?:cause|culprit|problem|issue|bug) (?:is|was)|turns out|"
+    r"\b(?:root cause|the (?:real |actual )?(?:cause|culprit|problem|issue|bug) was|turns out|"
     r"(?:this|that|it) (?:happens|happened|fails|failed|breaks|broke) because|that'?s why|"
     r"the fix (?:is|was)|gotcha|caveat)\b"
 )
+# Said while still investigating: often right, often revised a message later.
+_PRESENT = re.compile(r"\bthe (?:real |actual )?(?:cause|culprit|problem|issue|bug) is\b")
 _MEDIUM = re.compile(
     r"\b(?:because(?: of)?|despite|(?:is|are) already|by default|auto-?generat\w*|silently|"
     r"(?:does|do|did)(?:n'?t| not) (?:support|work|handle|allow|exist|accept)|can ?not be|can'?t be|"
@@ -59,8 +67,9 @@ _TRIGGERS = (
     "expects", "requires", "only works", "no longer", "finding",
 )  # fmt: skip
 _NARRATION = re.compile(
-    r"^(?:let me|let's|i'll|i will|i'm going|i am going|i need to|we need to|now\b|next\b|first\b|then\b|"
-    r"ok\b|okay\b|good\b|great\b|perfect\b|done\b|all \d+|all tests)",
+    r"^(?:let me|let's|i'll|i will|i'm going|i am going|i need to|we need to|i can|we could|we should|"
+    r"if we|now\b|next\b|first\b|then\b|so\b|but\b|wait\b|hmm\b|ok\b|okay\b|good\b|great\b|"
+    r"perfect\b|done\b|all \d+|all tests)",
     re.IGNORECASE,
 )
 _FINDINGS_HEADING = re.compile(r"^(?:#+\s*)?(?:key )?findings?\b.*:?$|^.*\bkey findings?:\s*$", re.IGNORECASE)
@@ -110,9 +119,11 @@ def _fix(view: SessionView, call: Turn, failure: Turn, passing: Turn, outcome: T
     edited = [name for name in dict.fromkeys(_edited_file(t) for t in calls if t.tool in EDIT_TOOLS) if name]
     failing_heads = {head for head, _ in _steps(call)}
     ran = [
-        _command(t)
+        _shown(steps[-1][1])
         for t in calls
-        if t.tool in SHELL_TOOLS and _steps(t) and not failing_heads & {head for head, _ in _steps(t)}
+        if t.tool in SHELL_TOOLS
+        and (steps := [(h, text) for h, text in _steps(t) if h not in _BOOKKEEPING])
+        and not failing_heads & {head for head, _ in steps}
     ]
     changes = []
     if edited:
@@ -154,7 +165,7 @@ def _command(call: Turn) -> str:
 def _steps(call: Turn) -> list[tuple[str, str]]:
     """(program and first word, step text) per ``&&``/``;``/``|`` step, minus wrappers and look-ups."""
     steps: list[tuple[str, str]] = []
-    for step in re.split(r"&&|\|\||;|\|", _command(call)):
+    for step in _split_steps(_command(call)):
         tokens = [t.strip("\"'") for t in step.split()]
         tokens = [t for t in tokens if t and "=" not in t.split("/")[0]]  # VAR=value prefixes
         for runner in _RUNNERS:
@@ -162,8 +173,32 @@ def _steps(call: Turn) -> list[tuple[str, str]]:
                 tokens = tokens[len(runner) :]
         if tokens and PurePath(tokens[0]).name not in _DIAGNOSTIC:
             words = [PurePath(tokens[0]).name, *[t for t in tokens[1:] if not t.startswith("-")][:1]]
-            steps.append((" ".join(words), step.strip()))
+            head = " ".join(words)
+            if head not in _READ_ONLY and not (words[0] == "sed" and "-i" not in tokens):
+                steps.append((head, step.strip()))
     return steps
+
+
+def _split_steps(command: str) -> list[str]:
+    """``a && b | c; d`` → its steps. Quoted separators (a grep pattern ``"a|b"``) and the ``&`` of
+    ``2>&1`` do not split."""
+    steps, current, quote, index = [], [], "", 0
+    while index < len(command):
+        char = command[index]
+        pair = command[index : index + 2]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif pair in ("&&", "||") or char in "|;":
+            steps.append("".join(current))
+            current = []
+            index += 2 if pair in ("&&", "||") else 1
+            continue
+        current.append(char)
+        index += 1
+    steps.append("".join(current))
+    return [step for step in steps if step.strip()]
 
 
 def _edited_file(call: Turn) -> str:
@@ -180,7 +215,8 @@ def _error_line(output: str) -> str:
         if line.strip()
         and not re.match(r"^(?:Exit code \d+|Output:|Wall time|Chunk ID|Process exited)", line.strip())
     ]
-    index = next((i for i, line in enumerate(candidates) if _ERROR_HINT.search(line)), 0)
+    candidates = [line for line in candidates if not line.startswith("[… ")]  # a cut marker
+    index = next((i for i, line in enumerate(candidates) if _ERROR_HINT.search(line)), len(candidates) - 1)
     chosen = candidates[index] if candidates else ""
     if chosen.endswith(":") and index + 1 < len(candidates):
         chosen = f"{chosen} {candidates[index + 1]}"
@@ -223,23 +259,28 @@ def _scored_findings(text: str) -> list[tuple[str, float]]:
     """Finding sentences, the strongest first; a short one keeps the sentence after it as its context."""
     low = text.lower()
     if not any(word in low for word in _TRIGGERS) or not (
-        _STRONG.search(low) or _MEDIUM.search(low) or "finding" in low
+        _STRONG.search(low) or _PRESENT.search(low) or _MEDIUM.search(low) or "finding" in low
     ):
         return []  # most messages state nothing of the kind: skip splitting them (substring tests are fastest)
     scored: list[tuple[str, float]] = []
     said = list(sentences(text))
     for index, sentence in enumerate(said):
-        if not 40 <= len(sentence) <= 350 or is_question(sentence) or _NARRATION.match(sentence):
-            continue
+        if not 40 <= len(sentence) <= 350 or sentence.endswith((":", "?")) or _NARRATION.match(sentence):
+            continue  # too short or long, a question, narration, or announcing what follows
         lowered = sentence.lower()
         if _STRONG.search(lowered) and len(content_words(sentence)) >= 4:
             confidence = 0.7
-        elif _MEDIUM.search(lowered) and has_code_token(sentence):
+        elif (_PRESENT.search(lowered) or _MEDIUM.search(lowered)) and has_code_token(sentence):
             confidence = 0.6
         else:
             continue
         following = said[index + 1] if index + 1 < len(said) else ""
-        if following and not _NARRATION.match(following) and len(sentence) + len(following) <= 300:
+        if (
+            following
+            and not _NARRATION.match(following)
+            and not following.endswith((":", "?"))
+            and len(sentence) + len(following) <= 300
+        ):
             sentence = f"{sentence} {following}"
         scored.append((clip(sentence, 350), confidence))
     scored += [(item, 0.6) for item in _findings_list(text)]
@@ -293,4 +334,6 @@ def user_corrections(view: SessionView) -> list[Candidate]:
 
 def _corrects(text: str) -> bool:
     stripped = text.strip()
-    return _CORRECTION.match(stripped) is not None and len(content_words(stripped)) >= 4
+    if stripped.endswith("?") or _CORRECTION.match(stripped) is None:
+        return False  # a question back is not a correction
+    return len(content_words(stripped)) >= 4
