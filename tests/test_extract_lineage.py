@@ -328,3 +328,28 @@ def test_a_failing_rule_is_reported_and_the_import_keeps_its_messages(
     assert summary.messages_added > 0 and summary.files_failed == 0
     assert summary.extraction.errors == [f"session {summary.session_ids[0]}: RuntimeError: rule bug"]
     assert count(store, "SELECT count(*) FROM extraction_progress") == 0  # tried again next time
+
+
+class _NoModel:
+    """An embedder that fails the test as soon as anything touches it."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"extraction touched the embedding model ({name})")
+
+
+def test_extraction_loads_no_model_when_the_import_embeds_nothing(db_path: Path) -> None:
+    with Store(db_path, embedder=_NoModel(), embed_on_write=False) as store:  # type: ignore[arg-type]
+        summary = load(store, SPOTTER / "subagent.jsonl")
+    assert summary.extraction.errors == [] and sum(summary.extraction.outcome.added.values()) > 0
+
+
+def test_a_dump_extracts_too(store: Store) -> None:
+    from recall.dump import dump_session
+
+    messages = [
+        {"role": "user", "content": "From now on, run the formatter before every commit."},
+        {"role": "assistant", "content": "Will do."},
+    ]
+    dump_session(store, title="formatting", source="mcp", project="p", messages=messages, cwd="/x/p")
+
+    assert extracted(store) == [("decision", "From now on, run the formatter before every commit.")]

@@ -509,3 +509,32 @@ def test_starting_the_server_loads_no_database_layer_or_model(tmp_path: Path) ->
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert not db.exists()
+
+
+@pytest.mark.anyio
+async def test_extracted_memory_is_reviewed_through_the_server(
+    db_path: Path, isolated_home: Path, workdir: Path
+) -> None:
+    messages = [
+        {"role": "user", "content": "Never commit the generated protobuf files."},
+        {"role": "assistant", "content": "Understood, they stay out of git."},
+    ]
+    with anyio.fail_after(TIMEOUT):
+        async with spawned(db_path, isolated_home, workdir) as client:
+            await call(client, "memory_dump", title="protobuf", session_id="s-2", messages=messages)
+
+            listed = await call(client, "memory_review")
+            [entry] = listed["records"]
+            record = await call(client, "memory_get", table="decision", id=entry["id"])
+            rejected = await call(client, "memory_review", action="reject", records=[entry["ref"]])
+            await call(client, "memory_dump", title="protobuf", session_id="s-3", messages=messages)
+            after = await call(client, "memory_review")
+            refusal = await refused(client, "memory_review", action="accept")
+
+    assert entry["content"] == "Never commit the generated protobuf files." and entry["rule"] == "user_rule"
+    assert entry["sources"][0]["excerpt"] == "Never commit the generated protobuf files."
+    assert record["record"]["provenance"] == "extracted"
+    assert record["record"]["sources"] == [entry["sources"][0]["message_id"]]
+    assert rejected["done"] == [entry["ref"]]
+    assert after["records"] == []  # a second session saying it again does not bring it back
+    assert "name the records" in refusal
