@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
+from recall.extract import CONFIDENT
 from recall.extract.text import content_words, has_code_token
 from recall.models import TYPED_KINDS, RecordKind
 from recall.search.fts_query import STOP_WORDS
@@ -172,15 +173,15 @@ def catch_up(store: Store, project: str | None, limit: int = 5) -> CatchUp:
     queries = {
         "session_summary": f"SELECT {base}, title FROM session_summaries WHERE {scope}",
         "decision": f"SELECT {base}, detail, status, confidence FROM decisions "
-        f"WHERE status = 'active' AND {scope} AND {confident_clause(RecordKind.DECISION, 'decisions')}",
+        f"WHERE status = 'active' AND {scope} AND {confident_clause(RecordKind.DECISION, 'decisions', CONFIDENT)}",
         "breadcrumb": f"SELECT {base}, detail, valid_until FROM breadcrumbs "
         f"WHERE (valid_until IS NULL OR valid_until > :now) AND {scope} "
-        f"AND {confident_clause(RecordKind.BREADCRUMB, 'breadcrumbs')}",
+        f"AND {confident_clause(RecordKind.BREADCRUMB, 'breadcrumbs', CONFIDENT)}",
         # Confident extracted learnings come from one session's evidence, not a person's rating: they
         # are listed whatever their importance, newest first like the rest.
         "learning": f"SELECT {base}, detail, confidence FROM learnings WHERE "
         f"(importance >= :important OR provenance = 'extracted') AND {scope} "
-        f"AND {confident_clause(RecordKind.LEARNING, 'learnings')}",
+        f"AND {confident_clause(RecordKind.LEARNING, 'learnings', CONFIDENT)}",
     }
     groups: dict[str, tuple[BriefItem, ...]] = {}
     with store.reading() as conn:
@@ -350,7 +351,10 @@ def _with_extraction(conn: Any, items: list[BriefItem]) -> list[BriefItem]:
     for kind in TYPED_KINDS:
         ids = [item.id for item in items if item.kind == kind.value and item.provenance == "extracted"]
         facts.update(
-            {(kind.value, row_id): fact for row_id, fact in extracted_facts(conn, kind, ids).items()}
+            {
+                (kind.value, row_id): fact
+                for row_id, fact in extracted_facts(conn, kind, ids, CONFIDENT).items()
+            }
         )
     out = []
     for item in items:

@@ -353,3 +353,14 @@ def test_a_dump_extracts_too(store: Store) -> None:
     dump_session(store, title="formatting", source="mcp", project="p", messages=messages, cwd="/x/p")
 
     assert extracted(store) == [("decision", "From now on, run the formatter before every commit.")]
+
+
+def test_one_session_saying_the_same_thing_twice_gives_one_record(store: Store, tmp_path: Path) -> None:
+    session = ClaudeSession(tmp_path).user("Always run make check before pushing to main.")
+    session.assistant("OK.")
+    session.user("Always run `make check` before you push!")
+    session.assistant("Will do.")
+
+    load(store, session.write())
+
+    assert len(extracted(store)) == 1

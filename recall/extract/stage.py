@@ -14,14 +14,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from recall.extract.candidate import Candidate
+from recall.extract.candidate import TAIL_RULES, Candidate
 from recall.extract.decisions import accepted_proposals, approved_plans, user_answers, user_rules
 from recall.extract.learnings import fixes_after_failures, stated_findings, user_corrections
 from recall.extract.memory_files import memory_file_lines, memory_notes
 from recall.extract.plans import plan_candidates
+from recall.extract.prepare import prepare
 from recall.extract.requests import next_steps, unanswered_request
 from recall.extract.session import SessionView, load_session
 from recall.extract.text import fingerprint
+from recall.models import RecordKind
 from recall.store.extracted import ExtractionBatch, ExtractionOutcome
 
 if TYPE_CHECKING:
@@ -97,8 +99,9 @@ def extract_session(store: Store, session_id: int) -> ExtractionOutcome | None:
     batch = ExtractionBatch(
         session_id=view.id,
         project=view.project,
-        candidates=tuple(plan + _within_budget(view, found)),
-        closures=tuple(closures),
+        records=tuple(prepare(store, view.project, plan + _within_budget(view, found))),
+        closures=tuple((fingerprint(RecordKind.BREADCRUMB.value, c.text), c.closed_at) for c in closures),
+        tail_rules=TAIL_RULES,
         read_up_to=view.last_ordinal,
     )
     return store.write_extraction(batch)

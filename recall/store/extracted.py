@@ -1,15 +1,15 @@
 """Writing what extraction found: records stamped ``extracted``, with lineage, in one transaction.
 
-The rules propose candidates; this module decides what each becomes (adr/0018):
+The extraction stage (recall.extract) decides what each candidate is: its fingerprint, the live
+record it duplicates, the decisions it names as replaced. This module writes it (adr/0018):
 
 * a fingerprint a person rejected is never written again;
-* a near-duplicate of an existing record of the same kind and project (found through the keyword
-  index, compared on content words) refreshes that record instead: its sources grow and an
-  extracted record's ``updated_at`` moves. A ``user_authored`` record is never edited, it only gains
+* a near-duplicate refreshes the record it duplicates instead of adding one: its sources grow and an
+  extracted record's ``updated_at`` moves. A record a person wrote is never edited, it only gains
   sources;
 * a new record gets its lineage (rule, version, confidence, fingerprint, session) and sources;
-* a decision that names what it replaces supersedes that decision when exactly one active extracted
-  decision matches; a match that is the user's own, or several matches, is kept as a conflict;
+* a decision that names what it replaces supersedes that decision when exactly one active decision
+  matches and recall extracted it; the user's own, or several matches, are kept as a conflict;
 * breadcrumbs describing where a session ended replace the session's earlier ones, and plan items a
   session closed expire breadcrumbs for the same item from before.
 
@@ -23,20 +23,39 @@ import json
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.extract.candidate import TAIL_RULES
-from recall.extract.text import NEAR_DUPLICATE, fingerprint, similarity, word_set
 from recall.models import KIND_CODES, TABLE_NAMES, Confidence, DecisionStatus, Provenance, RecordKind
 from recall.store.records import check_content
 from recall.store.writer import Writer, to_db_time, utc_now
 
 if TYPE_CHECKING:
-    from recall.extract.candidate import Candidate, Closure
     from recall.store import Store
 
 _ORDER = {RecordKind.DECISION: 0, RecordKind.LEARNING: 1, RecordKind.BREADCRUMB: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedRecord:
+    """One record extraction wants written, decided up to what only the transaction can know."""
+
+    kind: RecordKind
+    content: str
+    rule: str
+    version: int
+    confidence: float  # 0-1
+    fingerprint: str
+    sources: tuple[int, ...]  # message ids
+    said_at: str | None = None  # becomes created_at
+    detail: str | None = None
+    valid_until: datetime | None = None
+    importance: int = 5
+    tail: bool = False  # says where the session ended: replaces the session's earlier such breadcrumbs
+    plan_item: bool = False  # an item of the agent's plan: not written if a later session closed it
+    duplicate_of: int | None = None  # a live record of the same kind and project saying the same
+    replaces: tuple[int, ...] = ()  # decisions: the active decisions it names as replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +64,9 @@ class ExtractionBatch:
 
     session_id: int
     project: str
-    candidates: tuple[Candidate, ...]
-    closures: tuple[Closure, ...]
+    records: tuple[ExtractedRecord, ...]
+    closures: tuple[tuple[str, str], ...]  # (fingerprint, closed_at) of plan items the session closed
+    tail_rules: frozenset[str]  # the rules whose breadcrumbs say where a session ended
     read_up_to: int  # the session's last message ordinal
 
 
@@ -90,54 +110,50 @@ def write_extraction(store: Store, batch: ExtractionBatch) -> ExtractionOutcome:
             )
         }
         outcome.expired += _close_items(conn, writer, batch)
-        kept_tail: set[tuple[int, int]] = set()
-        for candidate in sorted(batch.candidates, key=lambda c: (_ORDER[c.kind], -c.confidence)):
-            code = KIND_CODES[candidate.kind]
-            mark = fingerprint(candidate.kind.value, candidate.content)
-            if (code, mark) in rejected:
+        kept_tail: set[int] = set()
+        for record in sorted(batch.records, key=lambda r: (_ORDER[r.kind], -r.confidence)):
+            if (KIND_CODES[record.kind], record.fingerprint) in rejected:
                 outcome.skipped_rejected += 1
                 continue
-            if candidate.rule == "plan" and _closed_since(conn, batch.project, mark, candidate.said_at):
+            if record.plan_item and _closed_since(conn, batch.project, record.fingerprint, record.said_at):
                 continue
-            match = _near_duplicate(conn, batch.project, candidate, now)
+            match = _live(conn, record, now)
             if match is not None:
-                outcome.refreshed += _refresh(conn, writer, candidate, match)
+                outcome.refreshed += _refresh(conn, writer, record, match)
                 row_id = int(match["id"])
             else:
-                row_id = _insert(conn, writer, batch, candidate, mark)
-                outcome.added[candidate.kind.value] += 1
-                if candidate.kind is RecordKind.DECISION and candidate.replaces:
-                    _supersede_or_flag(conn, writer, batch.project, row_id, candidate.replaces, outcome)
-            if candidate.tail:
-                kept_tail.add((code, row_id))
-        outcome.expired += _expire_replaced_tail(conn, writer, batch.session_id, kept_tail, now)
+                row_id = _insert(writer, batch, record)
+                outcome.added[record.kind.value] += 1
+                if record.replaces:
+                    _supersede_or_flag(conn, writer, row_id, record.replaces, outcome)
+            if record.tail:
+                kept_tail.add(row_id)
+        outcome.expired += _expire_replaced_tail(conn, writer, batch, kept_tail, now)
         writer.remember_extraction(batch.session_id, batch.read_up_to)
     return outcome
 
 
-def _insert(
-    conn: sqlite3.Connection, writer: Writer, batch: ExtractionBatch, candidate: Candidate, mark: str
-) -> int:
+def _insert(writer: Writer, batch: ExtractionBatch, record: ExtractedRecord) -> int:
     values: dict[str, Any] = {
         "project": batch.project,
-        "content": check_content(candidate.content),
-        "detail": check_content(candidate.detail, "detail") if candidate.detail else None,
+        "content": check_content(record.content),
+        "detail": check_content(record.detail, "detail") if record.detail else None,
         "tags": [],
-        "importance": candidate.importance,
+        "importance": record.importance,
         "session_id": batch.session_id,
     }
-    if candidate.said_at:
-        values["created_at"] = candidate.said_at
-    if candidate.kind is RecordKind.BREADCRUMB:
-        values["valid_until"] = candidate.valid_until
+    if record.said_at:
+        values["created_at"] = record.said_at
+    if record.kind is RecordKind.BREADCRUMB:
+        values["valid_until"] = record.valid_until
     else:
-        values["confidence"] = confidence_level(candidate.confidence)
-    row_id = writer.insert(TABLE_NAMES[candidate.kind], values, Provenance.EXTRACTED)
-    code = KIND_CODES[candidate.kind]
+        values["confidence"] = confidence_level(record.confidence)
+    row_id = writer.insert(TABLE_NAMES[record.kind], values, Provenance.EXTRACTED)
+    code = KIND_CODES[record.kind]
     writer.record_lineage(
-        code, row_id, candidate.rule, candidate.version, candidate.confidence, mark, batch.session_id
+        code, row_id, record.rule, record.version, record.confidence, record.fingerprint, batch.session_id
     )
-    writer.add_sources(code, row_id, candidate.sources)
+    writer.add_sources(code, row_id, record.sources)
     return row_id
 
 
@@ -148,81 +164,62 @@ def confidence_level(score: float) -> str:
     return Confidence.MEDIUM.value if score >= 0.6 else Confidence.LOW.value
 
 
-def _near_duplicate(
-    conn: sqlite3.Connection, project: str, candidate: Candidate, now: str
-) -> sqlite3.Row | None:
-    """The closest live record of the same kind and project saying the same thing, if any."""
-    from recall.search.keyword import keyword_candidates
-
-    table = TABLE_NAMES[candidate.kind]
-    scored = keyword_candidates(
-        conn, candidate.content.lower(), project=project, table=candidate.kind, depth=8
-    )
-    ids = [rowid // 8 for rowid in scored]
-    if not ids:
+def _live(conn: sqlite3.Connection, record: ExtractedRecord, now: str) -> sqlite3.Row | None:
+    """The record this one duplicates, if it is still there and still in force."""
+    if record.duplicate_of is None:
         return None
     live = {
         RecordKind.DECISION: "status = 'active'",
         RecordKind.BREADCRUMB: "(valid_until IS NULL OR valid_until > :now)",
         RecordKind.LEARNING: "1",
-    }[candidate.kind]
-    marks = ", ".join(str(i) for i in ids)
-    rows = conn.execute(
-        f"SELECT id, provenance, content, {'valid_until' if candidate.kind is RecordKind.BREADCRUMB else 'NULL'} "
-        f"AS valid_until FROM {table} WHERE id IN ({marks}) AND {live}",
-        {"now": now},
-    ).fetchall()
-    wanted = word_set(candidate.content)
-    best = max(rows, key=lambda row: similarity(wanted, word_set(row["content"])), default=None)
-    if best is None or similarity(wanted, word_set(best["content"])) < NEAR_DUPLICATE:
-        return None
-    return best
+    }[record.kind]
+    until = "valid_until" if record.kind is RecordKind.BREADCRUMB else "NULL AS valid_until"
+    return conn.execute(
+        f"SELECT id, provenance, {until} FROM {TABLE_NAMES[record.kind]} WHERE id = :id AND {live}",
+        {"id": record.duplicate_of, "now": now},
+    ).fetchone()
 
 
-def _refresh(conn: sqlite3.Connection, writer: Writer, candidate: Candidate, match: sqlite3.Row) -> int:
+def _refresh(conn: sqlite3.Connection, writer: Writer, record: ExtractedRecord, match: sqlite3.Row) -> int:
     """Sources appended; an extracted record's updated_at (and a breadcrumb's expiry) move. 1 if changed."""
-    code = KIND_CODES[candidate.kind]
-    if not writer.add_sources(code, int(match["id"]), candidate.sources):
+    code = KIND_CODES[record.kind]
+    if not writer.add_sources(code, int(match["id"]), record.sources):
         return 0
     if match["provenance"] != Provenance.EXTRACTED.value:
         return 1  # never edit what a person wrote: the sources are all it gains
     changes: dict[str, Any] = {}
-    if candidate.kind is RecordKind.BREADCRUMB and candidate.valid_until is not None:
-        later = to_db_time(candidate.valid_until) or ""
+    if record.kind is RecordKind.BREADCRUMB and record.valid_until is not None:
+        later = to_db_time(record.valid_until) or ""
         if match["valid_until"] is not None and later > match["valid_until"]:
-            changes["valid_until"] = candidate.valid_until
-    writer.update(TABLE_NAMES[candidate.kind], int(match["id"]), changes)
-    writer.update_lineage(code, int(match["id"]), confidence=candidate.confidence)
+            changes["valid_until"] = record.valid_until
+    writer.update(TABLE_NAMES[record.kind], int(match["id"]), changes)
+    writer.update_lineage(code, int(match["id"]), confidence=record.confidence)
     return 1
 
 
 def _supersede_or_flag(
     conn: sqlite3.Connection,
     writer: Writer,
-    project: str,
     new_id: int,
-    replaced: str,
+    replaced: tuple[int, ...],
     outcome: ExtractionOutcome,
 ) -> None:
-    """Supersede the one active extracted decision that names what the new one replaces, or flag a conflict."""
-    wanted = word_set(replaced)
-    if not wanted:
-        return
+    """Supersede the one active decision named as replaced if recall extracted it; else flag a conflict."""
+    marks = ", ".join("?" for _ in replaced)
     rows = conn.execute(
-        "SELECT id, provenance, content FROM decisions WHERE project = ? AND status = 'active' AND id != ?",
-        (project, new_id),
+        f"SELECT id, provenance FROM decisions WHERE id IN ({marks}) AND status = 'active' AND id != ?",
+        (*replaced, new_id),
     ).fetchall()
-    matches = [row for row in rows if wanted <= word_set(row["content"])]
-    if len(matches) == 1 and matches[0]["provenance"] == Provenance.EXTRACTED.value:
+    if len(rows) == 1 and rows[0]["provenance"] == Provenance.EXTRACTED.value:
         writer.update(
             "decisions",
-            int(matches[0]["id"]),
+            int(rows[0]["id"]),
             {"status": DecisionStatus.SUPERSEDED.value, "superseded_by": new_id},
         )
         outcome.superseded += 1
-    elif matches:
+    elif rows:
         writer.update_lineage(
-            KIND_CODES[RecordKind.DECISION], new_id, conflicts_with=sorted(int(row["id"]) for row in matches)
+            KIND_CODES[RecordKind.DECISION], new_id, conflicts_with=sorted(int(r["id"]) for r in rows)
         )
         outcome.conflicts += 1
 
@@ -230,17 +227,16 @@ def _supersede_or_flag(
 def _close_items(conn: sqlite3.Connection, writer: Writer, batch: ExtractionBatch) -> int:
     """Remember closed plan items and expire live plan breadcrumbs for them said before the closing."""
     expired = 0
-    for closure in batch.closures:
-        mark = fingerprint(RecordKind.BREADCRUMB.value, closure.text)
-        writer.remember_closure(batch.project, mark, closure.closed_at, batch.session_id)
+    for mark, closed_at in batch.closures:
+        writer.remember_closure(batch.project, mark, closed_at, batch.session_id)
         rows = conn.execute(
             "SELECT b.id FROM breadcrumbs b JOIN extraction_lineage l ON l.kind_code = 3 AND l.record_id = b.id "
             "WHERE b.project = ? AND l.fingerprint = ? AND l.rule = 'plan' AND b.created_at <= ? "
             "AND (b.valid_until IS NULL OR b.valid_until > ?)",
-            (batch.project, mark, closure.closed_at, closure.closed_at),
+            (batch.project, mark, closed_at, closed_at),
         ).fetchall()
         for row in rows:
-            writer.update("breadcrumbs", int(row["id"]), {"valid_until": closure.closed_at})
+            writer.update("breadcrumbs", int(row["id"]), {"valid_until": closed_at})
             expired += 1
     return expired
 
@@ -253,16 +249,17 @@ def _closed_since(conn: sqlite3.Connection, project: str, mark: str, said_at: st
 
 
 def _expire_replaced_tail(
-    conn: sqlite3.Connection, writer: Writer, session_id: int, kept: set[tuple[int, int]], now: str
+    conn: sqlite3.Connection, writer: Writer, batch: ExtractionBatch, kept: set[int], now: str
 ) -> int:
     """The session's earlier "where it ended" breadcrumbs that its latest end no longer produces."""
+    rules = sorted(batch.tail_rules)
     rows = conn.execute(
         "SELECT b.id FROM breadcrumbs b JOIN extraction_lineage l ON l.kind_code = 3 AND l.record_id = b.id "
-        f"WHERE l.session_id = ? AND l.rule IN ({', '.join('?' for _ in TAIL_RULES)}) "
+        f"WHERE l.session_id = ? AND l.rule IN ({', '.join('?' for _ in rules)}) "
         "AND (b.valid_until IS NULL OR b.valid_until > ?)",
-        (session_id, *sorted(TAIL_RULES), now),
+        (batch.session_id, *rules, now),
     ).fetchall()
-    stale = [int(row["id"]) for row in rows if (3, int(row["id"])) not in kept]
+    stale = [int(row["id"]) for row in rows if int(row["id"]) not in kept]
     for row_id in stale:
         writer.update("breadcrumbs", row_id, {"valid_until": now})
     return len(stale)
@@ -353,14 +350,12 @@ def reset(conn: sqlite3.Connection, project: str | None) -> int:
 # -- what the briefs need ------------------------------------------------------------------------
 
 
-def confident_clause(kind: RecordKind, alias: str) -> str:
+def confident_clause(kind: RecordKind, alias: str, threshold: float) -> str:
     """SQL true for a row of ``kind`` that is not extracted, or extracted and confident or accepted."""
-    from recall.extract import CONFIDENT
-
     return (
         f"({alias}.provenance != 'extracted' OR EXISTS (SELECT 1 FROM extraction_lineage l "
         f"WHERE l.kind_code = {KIND_CODES[kind]} AND l.record_id = {alias}.id "
-        f"AND (l.confidence >= {CONFIDENT} OR l.review = 'accepted')))"
+        f"AND (l.confidence >= {float(threshold)} OR l.review = 'accepted')))"
     )
 
 
@@ -373,10 +368,10 @@ class ExtractedFacts:
     conflicts_with: tuple[int, ...]
 
 
-def extracted_facts(conn: sqlite3.Connection, kind: RecordKind, ids: list[int]) -> dict[int, ExtractedFacts]:
-    """Facts for those of ``ids`` that are extracted records of ``kind``."""
-    from recall.extract import CONFIDENT
-
+def extracted_facts(
+    conn: sqlite3.Connection, kind: RecordKind, ids: list[int], threshold: float
+) -> dict[int, ExtractedFacts]:
+    """Facts for those of ``ids`` that are extracted records of ``kind``; confident from ``threshold`` on."""
     if not ids:
         return {}
     marks = ", ".join("?" for _ in ids)
@@ -394,7 +389,7 @@ def extracted_facts(conn: sqlite3.Connection, kind: RecordKind, ids: list[int]) 
             title = f" “{_short(row['title'])}”" if row["title"] else ""
             label = f"{row['host']} session{title}" + (f" of {row['day']}" if row["day"] else "")
         facts[int(row["record_id"])] = ExtractedFacts(
-            confident=row["confidence"] >= CONFIDENT or row["review"] == "accepted",
+            confident=row["confidence"] >= threshold or row["review"] == "accepted",
             session=label,
             conflicts_with=tuple(json.loads(row["conflicts_with"])),
         )
