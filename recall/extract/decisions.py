@@ -86,7 +86,10 @@ def user_rules(view: SessionView) -> list[Candidate]:
     """Rules ("never X", "always Y", "don't use Z") and choices ("let's go with Y") the user stated."""
     found: list[Candidate] = []
     for turn in view.new_turns():
-        if not turn.human or not any(word in turn.content.lower() for word in _RULE_WORDS):
+        if not turn.human:
+            continue
+        low = turn.content.lower()
+        if not any(word in low for word in _RULE_WORDS):
             continue
         for sentence in sentences(turn.content):
             confidence = _rule_confidence(sentence)
