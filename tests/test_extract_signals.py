@@ -395,3 +395,28 @@ def test_a_test_run_fixed_by_an_edit_is_a_learning_and_a_plain_rerun_or_a_lookup
             "ValueError: unconverted data remains: Z; fixed by editing parser.py"
         )
     ]
+
+
+def test_a_choice_the_agent_states_with_its_reason_is_a_decision_kept_out_of_briefs(
+    store: Store, tmp_path: Path
+) -> None:
+    session = ClaudeSession(tmp_path).user("We keep getting 429s from the shipping-rates provider")
+    session.assistant("I decided to check the provider's docs first.")
+    session.assistant(
+        "Going with a shared token bucket in Redis because the limit is per API key, not per worker."
+    )
+    load(store, session.write())
+
+    [stated] = records(store, "decisions", "stated_decision")
+    assert stated["content"].startswith("Going with a shared token bucket in Redis because")
+    assert stated["score"] < 0.7
+
+
+def test_an_inline_next_step_in_the_closing_message_is_a_breadcrumb(store: Store, tmp_path: Path) -> None:
+    session = ClaudeSession(tmp_path).user("Rate-limit the shipping provider")
+    session.assistant("The limiter is in. Next step: cache shipping rates for five minutes per cart.")
+    load(store, session.write())
+
+    assert [row["content"] for row in records(store, "breadcrumbs", "next_steps")] == [
+        "cache shipping rates for five minutes per cart."
+    ]

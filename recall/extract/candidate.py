@@ -20,6 +20,7 @@ RULE_VERSIONS: dict[str, int] = {
     "user_answer": 1,  # the user's answer to the agent's multiple-choice question
     "approved_plan": 1,  # a plan the user approved (Claude Code plan mode)
     "accepted_proposal": 1,  # the agent proposed an approach and the user said yes
+    "stated_decision": 1,  # the agent says the session chose something, and why
     "fix_after_failure": 1,  # a command failed, things changed, the same command passed
     "stated_finding": 1,  # the agent stated a root cause, a gotcha, how something behaves
     "user_correction": 1,  # the user corrected the agent

@@ -39,6 +39,15 @@ _RULE_WORDS = (
     "always", "never", "from now on", "going forward", "as a rule", "don't", "dont", "do not", "avoid",
     "let's", "lets", "we'll", "we will", "we should", "prefer", "rather", "instead of", "switch",
 )  # fmt: skip
+_CHOSE = re.compile(
+    r"\b(?:we|i) (?:decided|chose|opted|settled on|went with)\b|\bdecided to\b|^(?:going|we'?re going) with\b|"
+    r"\bopted (?:for|to)\b|\bsettled on\b|\bchose\b",
+    re.IGNORECASE,
+)
+_REASON = re.compile(
+    r"\b(?:because|since|so that|rather than|instead of|over|to keep|as it|as they)\b", re.IGNORECASE
+)
+_CHOSE_WORDS = ("decided", "chose", "opted", "settled on", "went with", "going with")
 _ONE_OFF = re.compile(r"\b(?:yet|right now|for now|this time|today|here|just)\b", re.IGNORECASE)
 _REPLACES = re.compile(
     r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:away )?from (?P<a>.+?) to\b"
@@ -114,6 +123,34 @@ def _rule_confidence(sentence: str) -> float:
     if rule is None:
         return 0.65 if _INSTEAD.search(sentence) else 0.0  # "do X instead of Y": a choice, less sure
     return 0.65 if not _ONE_OFF.search(sentence) else 0.0
+
+
+def stated_decisions(view: SessionView) -> list[Candidate]:
+    """Choices the agent says the session made, with their reason ("Going with X because Y").
+
+    Nobody approved them in words, so they rank below what the user settled: kept for search and
+    review, shown in briefs only once a person accepts them.
+    """
+    found: list[Candidate] = []
+    for turn in view.new_turns():
+        if not turn.agent_text:
+            continue
+        low = turn.content.lower()
+        if not any(word in low for word in _CHOSE_WORDS):
+            continue
+        chosen = next((s for s in sentences(turn.content) if _states_a_choice(s)), None)
+        if chosen is not None:
+            found.append(_decision(turn, chosen, "stated_decision", 0.6, None))
+    return found
+
+
+def _states_a_choice(sentence: str) -> bool:
+    """ "We decided …", or another choosing verb with its reason; "I decided to check X" is a step."""
+    if is_question(sentence) or not 3 <= len(content_words(sentence)) <= 50:
+        return False
+    if re.search(r"\bwe(?:'ve| have)? decided\b", sentence, re.IGNORECASE):
+        return True
+    return _CHOSE.search(sentence) is not None and _REASON.search(sentence) is not None
 
 
 def user_answers(view: SessionView) -> list[Candidate]:

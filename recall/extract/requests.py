@@ -10,7 +10,7 @@ import re
 
 from recall.extract.candidate import Candidate, breadcrumb_expiry
 from recall.extract.session import SessionView, Turn
-from recall.extract.text import clip, content_words, lines, prose
+from recall.extract.text import clip, content_words, lines, prose, sentences
 from recall.models import RecordKind
 
 MAX_STEPS = 5
@@ -25,6 +25,9 @@ _STEPS_HEADING = re.compile(
     r"to ?do|not (?:yet )?done|follow[- ]?ups?|open items|what'?s left|left to do|pending(?: tasks| work)?)"
     r"\b[^:\n]{0,40}(?::\**|\*\*:?)?\s*$",
     re.IGNORECASE,
+)
+_INLINE_STEP = re.compile(
+    r"^\**(?:next steps?|remaining|still to do|to ?do|follow[- ]?ups?)\**\s*:\**\s*(\S.{5,})$", re.IGNORECASE
 )
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)]|\[ \])\s+(.+)$")
 
@@ -97,11 +100,16 @@ def _closing_message(view: SessionView) -> Turn | None:
 
 
 def _listed_steps(text: str) -> list[str]:
+    """The items of the last "next steps" list, or of a "Next step: …" line, in ``text``."""
     items: list[str] = []
     collecting = False
     for raw in prose(text).splitlines():
         if _is_steps_heading(raw.strip()):
             collecting, items = True, []  # the last such list wins
+            continue
+        inline = next(filter(None, (_INLINE_STEP.match(s) for s in sentences(raw))), None)
+        if inline and len(content_words(inline.group(1))) >= 2:
+            collecting, items = False, [inline.group(1)]
             continue
         if not collecting:
             continue

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall.extract.candidate import TAIL_RULES, Candidate
-from recall.extract.decisions import accepted_proposals, approved_plans, user_answers, user_rules
+from recall.extract.decisions import (
+    accepted_proposals,
+    approved_plans,
+    stated_decisions,
+    user_answers,
+    user_rules,
+)
 from recall.extract.learnings import fixes_after_failures, stated_findings, user_corrections
 from recall.extract.memory_files import memory_file_lines, memory_notes
 from recall.extract.plans import plan_candidates
@@ -41,6 +47,7 @@ RULES: tuple[Rule, ...] = (
     user_rules,
     accepted_proposals,
     user_corrections,
+    stated_decisions,
     stated_findings,
     unanswered_request,
     next_steps,
