@@ -420,3 +420,18 @@ def test_an_inline_next_step_in_the_closing_message_is_a_breadcrumb(store: Store
     assert [row["content"] for row in records(store, "breadcrumbs", "next_steps")] == [
         "cache shipping rates for five minutes per cart."
     ]
+
+
+def test_a_plan_laid_out_in_text_and_accepted_is_an_approved_plan(store: Store, tmp_path: Path) -> None:
+    session = ClaudeSession(tmp_path).user("Move the invoices out of the billing module")
+    session.assistant(
+        "## Plan: split invoices out of billing\n\n1. Create billing/invoices.py\n"
+        "2. Move the Invoice model and its queries\n3. Update the imports in the API layer\n\nShall I start?"
+    )
+    session.user("yes")
+    session.assistant("Starting with step 1.")
+    load(store, session.write())
+
+    [plan] = records(store, "decisions", "approved_plan")
+    assert plan["content"] == "Approved plan: Plan: split invoices out of billing"
+    assert "2. Move the Invoice model" in plan["detail"]

@@ -48,6 +48,8 @@ _REASON = re.compile(
     r"\b(?:because|since|so that|rather than|instead of|over|to keep|as it|as they)\b", re.IGNORECASE
 )
 _CHOSE_WORDS = ("decided", "chose", "opted", "settled on", "went with", "going with")
+_STEP = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*])\s+\S")
+_PLAN_WORDS = re.compile(r"\b(?:plan|approach|steps|proposal|here'?s what i'?ll do)\b", re.IGNORECASE)
 _ONE_OFF = re.compile(r"\b(?:yet|right now|for now|this time|today|here|just)\b", re.IGNORECASE)
 _REPLACES = re.compile(
     r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:away )?from (?P<a>.+?) to\b"
@@ -210,15 +212,30 @@ def accepted_proposals(view: SessionView) -> list[Candidate]:
             previous = turn
         elif turn.human:
             if previous is not None and view.is_new(turn) and _accepts(turn.content):
-                proposal = _chosen_option(previous.content, turn.content) or _proposal(previous.content)
-                if proposal:
-                    detail = f"The user replied: {clip(turn.content, 200)}"
-                    sources = (turn.id, previous.id)
-                    found.append(
-                        _decision(turn, "Accepted: " + proposal, "accepted_proposal", 0.7, detail, sources)
-                    )
+                found += _accepted(turn, previous)
             previous = None
     return found
+
+
+def _accepted(reply: Turn, said: Turn) -> list[Candidate]:
+    """What a "yes" accepted: the option it names, the approach proposed, or the plan laid out."""
+    sources = (reply.id, said.id)
+    proposal = _chosen_option(said.content, reply.content) or _proposal(said.content)
+    if proposal:
+        detail = f"The user replied: {clip(reply.content, 200)}"
+        return [_decision(reply, "Accepted: " + proposal, "accepted_proposal", 0.7, detail, sources)]
+    if _lays_out_a_plan(said.content):
+        plan = _from_first_heading(said.content)
+        content = "Approved plan: " + _plan_title(plan)
+        return [_decision(reply, content, "approved_plan", 0.75, truncate(plan, 2000), sources)]
+    return []
+
+
+def _lays_out_a_plan(text: str) -> bool:
+    """Three or more listed steps under words that call them a plan, ending with a question."""
+    steps = sum(1 for line in text.splitlines() if _STEP.match(line))
+    closing = text.strip().splitlines()[-1] if text.strip() else ""
+    return steps >= 3 and closing.rstrip("*_ ").endswith("?") and _PLAN_WORDS.search(text) is not None
 
 
 def _accepts(text: str) -> bool:
