@@ -490,8 +490,9 @@ async def test_decisions_dumps_summaries_and_stats_answer_through_the_server(
             assert session["record"]["host"] == "mcp"
 
             stats = await call(client, "memory_stats")
-            assert stats["counts"]["decision"] == 2 and stats["counts"]["message"] == 2
-            assert stats["decisions_by_status"] == {"superseded": 1, "reverted": 1}
+            # Two added by hand, one extracted from the dump ("We decided to mint one per test.").
+            assert stats["counts"]["decision"] == 3 and stats["counts"]["message"] == 2
+            assert stats["decisions_by_status"] == {"superseded": 1, "reverted": 1, "active": 1}
             assert stats["keyword_index"]["complete"] is True
             assert stats["database"] == str(db_path)
 
