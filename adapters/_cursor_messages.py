@@ -27,6 +27,7 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from adapters._facts import tool_facts
 from adapters._text import IMAGE_MARKER, TEXT_CAP, clean, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions
 from recall.transcript import Cut, MessageKind, Origin, ParseReport, Role, TranscriptMessage
@@ -95,8 +96,15 @@ class Parts:
             origin=origin or _default_origin(role, kind),
             kind=kind,
             tool_name=names[0] if names else None,
-            meta={k: v for k, v in (meta or {}).items() if v not in (None, "")},
+            meta={k: v for k, v in {**(meta or {}), **self.facts()}.items() if v not in (None, "")},
         )
+
+    def facts(self) -> dict[str, Any]:
+        """What the calls carry beyond their gists (adapters._facts); the last call's win."""
+        found: dict[str, Any] = {}
+        for name, args in self.calls:
+            found.update(tool_facts(name, args))
+        return found
 
 
 def _joined(parts: list[str], limits: list[int | None]) -> tuple[str, tuple[Cut, ...]]:

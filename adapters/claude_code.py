@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
+from adapters._facts import tool_facts
 from adapters._files import SIDE_FILE_MAX_BYTES, open_regular, read_side_file, walk_files
 from adapters._jsonl import (
     FileCache,
@@ -549,7 +550,7 @@ class _FileReader:
             MessageKind.TOOL_CALL,
             when,
             tool_name=name,
-            meta={"uuid": uuid, "tool_use_id": tool_id},
+            meta={"uuid": uuid, "tool_use_id": tool_id, **tool_facts(name, block.get("input"))},
             limit=tool_call_limit(name, self.options.tool_text_cap),
         )
         draft.add(tool_call_text(name, block.get("input")))

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
+from adapters._facts import tool_facts
 from adapters._files import read_side_file, walk_files
 from adapters._jsonl import (
     FileCache,
@@ -573,7 +574,12 @@ class _RolloutReader:
             MessageKind.TOOL_CALL,
             when,
             tool_name=name,
-            meta={"line": line_no, "call_id": call_id, "item_id": text_or_none(item.get("id"))},
+            meta={
+                "line": line_no,
+                "call_id": call_id,
+                "item_id": text_or_none(item.get("id")),
+                **tool_facts(name, arguments),
+            },
             limit=tool_call_limit(name, self.options.tool_text_cap),
         )
         self._add(draft, tool_call_text(name, arguments))

@@ -22,12 +22,16 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
+from recall.extract import CONFIDENT
+from recall.extract.text import content_words, has_code_token
+from recall.models import TYPED_KINDS, RecordKind
 from recall.search.fts_query import STOP_WORDS
 from recall.search.query import clean_query
+from recall.store.extracted import ExtractedFacts, confident_clause, extracted_facts
 from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
@@ -58,6 +62,11 @@ THIN_COSINE, THIN_COVERAGE = 0.35, 0.3
 # section is ranked by the search that filled it (hybrid scores compare only within one search).
 _SEARCHES: tuple[tuple[str | None, int], ...] = (("decision", 8), ("breadcrumb", 5), (None, 20))
 _WORDS = re.compile(r"[^\W_]+")
+_NARRATION = re.compile(
+    r"^(?:now\b|let me\b|let's\b|i'll\b|i will\b|next\b|ok\b|okay\b|good\b|great\b|perfect\b|done\b|"
+    r"alright\b|all \d+ tests)",
+    re.IGNORECASE,
+)
 
 Verdict = Literal["sufficient", "partial", "insufficient"]
 
@@ -95,6 +104,9 @@ class BriefItem:
     valid_until: str | None = None
     score: float | None = None
     cosine: float | None = None
+    session: str | None = None  # extracted records: the session they were said in
+    conflicts_with: tuple[int, ...] = ()  # extracted decisions: active decisions they may contradict
+    confident: bool = True  # False for an extracted record below the confidence the briefs need
 
     @property
     def trusted(self) -> bool:
@@ -119,10 +131,10 @@ class CatchUp:
         page = _Page(None)
         page.add(f"## Catch-up for {_scope_name(self.project)}")
         sections = (
-            ("Recent sessions", self.session_summaries),
             ("Decisions in force", self.decisions),
             ("Where work was left", self.breadcrumbs),
             ("Important learnings", self.learnings),
+            ("Recent sessions", self.session_summaries),
         )
         for heading, items in sections:
             _add_section(page, heading, items)
@@ -167,16 +179,21 @@ def catch_up(store: Store, project: str | None, limit: int = 5) -> CatchUp:
     queries = {
         "session_summary": f"SELECT {base}, title FROM session_summaries WHERE {scope}",
         "decision": f"SELECT {base}, detail, status, confidence FROM decisions "
-        f"WHERE status = 'active' AND {scope}",
+        f"WHERE status = 'active' AND {scope} AND {confident_clause(RecordKind.DECISION, 'decisions', CONFIDENT)}",
         "breadcrumb": f"SELECT {base}, detail, valid_until FROM breadcrumbs "
-        f"WHERE (valid_until IS NULL OR valid_until > :now) AND {scope}",
-        "learning": f"SELECT {base}, detail, confidence FROM learnings WHERE importance >= :important AND {scope}",
+        f"WHERE (valid_until IS NULL OR valid_until > :now) AND {scope} "
+        f"AND {confident_clause(RecordKind.BREADCRUMB, 'breadcrumbs', CONFIDENT)}",
+        # Confident extracted learnings come from one session's evidence, not a person's rating: they
+        # are listed whatever their importance, newest first like the rest.
+        "learning": f"SELECT {base}, detail, confidence FROM learnings WHERE "
+        f"(importance >= :important OR provenance = 'extracted') AND {scope} "
+        f"AND {confident_clause(RecordKind.LEARNING, 'learnings', CONFIDENT)}",
     }
     groups: dict[str, tuple[BriefItem, ...]] = {}
     with store.reading() as conn:
         for kind, sql in queries.items():
             rows = conn.execute(f"{sql} {order}", params).fetchall()
-            groups[kind] = tuple(BriefItem(kind=kind, **dict(row)) for row in rows)
+            groups[kind] = tuple(_with_extraction(conn, [BriefItem(kind=kind, **dict(row)) for row in rows]))
     return CatchUp(
         project=project,
         session_summaries=groups["session_summary"],
@@ -232,12 +249,13 @@ def session_start_brief(store: Store, project: str, max_tokens: int = 1200) -> s
     """Markdown for the start of a session; empty when the project has nothing in force."""
     _check_budget(max_tokens)
     recent = catch_up(store, project, limit=10)
-    if not (recent.decisions or recent.breadcrumbs or recent.session_summaries):
+    if not (recent.decisions or recent.breadcrumbs or recent.learnings or recent.session_summaries):
         return ""
     page = _Page(max_tokens - TRAILER_TOKENS)
     page.add(f"## recall: what {project} remembers")
     _add_section(page, "Decisions in force", recent.decisions)
     _add_section(page, "Where work was left", recent.breadcrumbs)
+    _add_section(page, "What we learned", recent.learnings)
     _add_section(page, "Recent sessions", recent.session_summaries)
     page.limit = max_tokens
     page.add("(memory_recall and memory_search find more.)")
@@ -305,7 +323,9 @@ def _related(store: Store, task: str, project: str | None, embedder: Embedder | 
                 continue  # neither shares a word with the task nor comes close in meaning
             found.setdefault((hit.kind, hit.id), hit)
     now = to_db_time(utc_now()) or ""
-    items = [_from_hit(hit) for hit in found.values() if _in_force(hit, now)]
+    items = [_from_hit(hit) for hit in found.values() if _in_force(hit, now) and _says_something(hit)]
+    with store.reading() as conn:
+        items = [item for item in _with_extraction(conn, items) if item.confident]
     items.sort(key=lambda item: item.created_at, reverse=True)
     items.sort(key=lambda item: (-(item.score or 0.0), -(item.importance or 0)))
     return items
@@ -319,6 +339,46 @@ def _in_force(hit: Hit, now: str) -> bool:
         until = hit.extra.get("valid_until")
         return until is None or str(until) > now
     return True
+
+
+def _says_something(hit: Hit) -> bool:
+    """Whether a past message has content of its own; records always do.
+
+    A bare number, a heading, or narration such as "Now let's commit this fix and push again:" matches
+    a task's words without telling the agent anything, so it never takes budget.
+    """
+    if hit.kind != "message":
+        return True
+    text = hit.content.strip()
+    words = content_words(text)
+    if len(words) < 4:
+        return False
+    single_line = "\n" not in text
+    if single_line and (text.startswith("#") or (text.endswith(":") and len(words) < 15)):
+        return False
+    return not (_NARRATION.match(text) and len(words) < 25 and not has_code_token(text))
+
+
+def _with_extraction(conn: Any, items: list[BriefItem]) -> list[BriefItem]:
+    """Extracted records get their session and conflicts; unconfident ones are marked to be left out."""
+    facts: dict[tuple[str, int], ExtractedFacts] = {}
+    for kind in TYPED_KINDS:
+        ids = [item.id for item in items if item.kind == kind.value and item.provenance == "extracted"]
+        facts.update(
+            {
+                (kind.value, row_id): fact
+                for row_id, fact in extracted_facts(conn, kind, ids, CONFIDENT).items()
+            }
+        )
+    out = []
+    for item in items:
+        fact = facts.get((item.kind, item.id))
+        if fact is not None:
+            item = replace(
+                item, session=fact.session, conflicts_with=fact.conflicts_with, confident=fact.confident
+            )
+        out.append(item)
+    return out
 
 
 def _from_hit(hit: Hit) -> BriefItem:
@@ -391,6 +451,10 @@ def _render(item: BriefItem, chars: int) -> list[str]:
         facts.append(f"until {str(item.valid_until)[:16]}")
     if item.cosine is not None:
         facts.append(f"similarity {item.cosine:.2f}")
+    if item.session:
+        facts.append(f"from {item.session}")
+    if item.conflicts_with:
+        facts.append("conflicts with " + ", ".join(f"decision #{other}" for other in item.conflicts_with))
     text = _clip(_full_text(item), chars)
     if item.trusted:
         return [f"- [{', '.join(facts)}] {text}"]
@@ -404,7 +468,9 @@ def _full_text(item: BriefItem) -> str:
     if item.title and not item.content.lstrip("# ").startswith(item.title):
         parts.insert(0, item.title)
     if item.detail:
-        parts.append(("Why: " if item.kind == "decision" else "") + item.detail)
+        # A person's decision says why in its detail; an extracted one's detail is its context.
+        why = item.kind == "decision" and item.provenance != "extracted"
+        parts.append(("Why: " if why else "") + item.detail)
     return " — ".join(parts)
 
 

@@ -25,9 +25,10 @@ from recall.transcript import ParseReport, Transcript
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter, ReadOptions
+    from recall.extract.stage import ExtractionReport
     from recall.search.embedder import Embedder
     from recall.store import Store
-    from recall.store.transcripts import SourceStamp
+    from recall.store.transcripts import BatchOutcome, SourceStamp
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class ImportSummary:
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
     searched: list[str] = field(default_factory=list)  # where transcripts were looked for, when none were
+    extraction: ExtractionReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +77,7 @@ class ImportSummary:
             "dry_run": self.dry_run,
             "embedding": self.embedding,
             "searched": self.searched,
+            "extraction": self.extraction.to_dict() if self.extraction else {},
         }
 
 
@@ -209,8 +212,10 @@ def _import_file(
     summary.skipped.update(report.skipped)
     summary.errors.extend(e if e.startswith(str(path)) else f"{path}: {e}" for e in report.errors[:5])
     try:
-        outcome = store.import_transcripts(
+        outcome = store_transcripts(
+            store,
             transcripts,
+            summary,
             project=project,
             source=SourceStamp(adapter.name, key, size, mtime_ns),
             dry_run=summary.dry_run,
@@ -287,9 +292,44 @@ def import_transcripts_now(
     ``source`` records the file they were read from, so the next `recall import` skips it unchanged.
     """
     summary = summary or ImportSummary()
-    outcome = store.import_transcripts(transcripts, project=project, expect_host=expect_host, source=source)
+    outcome = store_transcripts(
+        store, transcripts, summary, project=project, expect_host=expect_host, source=source
+    )
     _add(summary, outcome)
     return summary
+
+
+def store_transcripts(
+    store: Store,
+    transcripts: Iterable[Transcript],
+    summary: ImportSummary,
+    *,
+    project: str | None = None,
+    expect_host: str | None = None,
+    source: SourceStamp | None = None,
+    dry_run: bool = False,
+) -> BatchOutcome:
+    """Store one batch of transcripts, run extraction over its sessions that hold messages extraction
+    has not read, then stamp the source. A kill before the stamp leaves the file to be read again,
+    and the sessions its messages went to are extracted then.
+
+    Every import and dump stores messages through here, so this is the one place the post-import
+    stage runs: it reads the messages back from the store, already scrubbed (recall.extract).
+    """
+    from recall.extract.backfill import unread_sessions
+    from recall.extract.stage import ExtractionReport, extract_sessions
+
+    items = list(transcripts)
+    outcome = store.import_transcripts(items, project=project, expect_host=expect_host, dry_run=dry_run)
+    ids = [s.session_id for s in outcome.sessions if s.session_id is not None]
+    changed = unread_sessions(store, ids) if ids and not dry_run else []
+    if changed:
+        summary.extraction = summary.extraction or ExtractionReport()
+        summary.extraction.merge(extract_sessions(store, changed))
+    if source is not None and not dry_run:
+        # Stamped last: a file is "imported" only once what is derived from it is written too.
+        store.stamp_source(source, sessions=len(items), messages=outcome.added)
+    return outcome
 
 
 def _add(summary: ImportSummary, outcome: Any) -> None:

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from recall.decision_log import DecisionLog
     from recall.doctor import Section
     from recall.dump import DumpResult
+    from recall.extract.review import ReviewItem
+    from recall.extract.stage import ExtractionReport
     from recall.ingest import ImportSummary, Progress
     from recall.overview import Overview
     from recall.redactions import Redactions
@@ -301,6 +303,40 @@ class Memory:
         listed = list_rows(self.store, query)
         records = tuple(found for kind, row_id in listed.rows if (found := self.find(Ref(kind, row_id))))
         return Page(records, listed.next_cursor)
+
+    # -- typed memory extracted from transcripts (adr/0018) -----------------------------------------
+
+    def review(self, *, project: str | None = None, limit: int = 50) -> Sequence[ReviewItem]:
+        """Extracted records awaiting review, most confident first, each with its source lines."""
+        from recall.extract.review import awaiting_review
+
+        return awaiting_review(self.store, self.scope(project), limit=limit)
+
+    def accept(self, refs: Iterable[RefLike]) -> Sequence[Record]:
+        """Keep extracted records: they leave review and enter the briefs whatever their confidence."""
+        from recall.extract.review import accept
+
+        return [Record.from_row(row) for row in accept(self.store, [str(ref) for ref in refs])]
+
+    def reject(self, refs: Iterable[RefLike]) -> Sequence[str]:
+        """Delete extracted records; their wording is never extracted again. Returns their refs."""
+        from recall.extract.review import reject
+
+        return reject(self.store, [str(ref) for ref in refs])
+
+    def extract(
+        self,
+        *,
+        project: str | None = None,
+        rebuild: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[int, ExtractionReport]:
+        """Run extraction over sessions stored before it (resumable); ``rebuild`` starts over, keeping
+        accepted records and rejections. Returns (records removed by the rebuild, what it did)."""
+        from recall.extract.backfill import backfill
+
+        scope = None if project in (None, ALL_PROJECTS) else project
+        return backfill(self.store, project=scope, rebuild=rebuild, progress=progress)
 
     # -- finding -----------------------------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
+from builders import ClaudeSession
 
 from recall.brief import TRUST_LABEL, estimate_tokens
 from recall.dump import dump_session
@@ -284,3 +286,89 @@ def test_context_falls_back_to_keywords_when_the_model_is_missing(db_path) -> No
         brief = memory.context_for_agent("Fix the flaky WAL test of the SQLite store", project="p")
     assert decision in [item.id for item in brief.items if item.kind == "decision"]
     assert brief.tokens <= brief.max_tokens
+
+
+# -- typed memory extracted from transcripts ---------------------------------------------------------
+
+
+def imported(store: Store, tmp_path: Path, *sessions: ClaudeSession) -> None:
+    from adapters import get_adapter
+    from recall.ingest import run_import
+
+    paths = [session.write() for session in sessions]
+    run_import(store, [get_adapter("claude")], paths=paths, project="p", embed_budget_seconds=0)
+
+
+def test_the_start_brief_shows_extracted_decisions_as_extracted_and_quoted_with_their_session(
+    memory: Memory, store: Store, tmp_path: Path
+) -> None:
+    session = ClaudeSession(tmp_path).user("Let's go with SQLite for the local job store.")
+    session.assistant("OK, SQLite it is.")
+    imported(store, tmp_path, session)
+
+    text = memory.session_brief("p")
+    lines = text.splitlines()
+
+    header = next(n for n, line in enumerate(lines) if line.startswith("- [decision#"))
+    assert "extracted" in lines[header] and TRUST_LABEL in lines[header]
+    assert "from claude session “Let's go with SQLite for the local job store.” of " in lines[header]
+    assert lines[header + 1] == "  > Let's go with SQLite for the local job store."
+    assert text.index("### Decisions in force") < text.index("### Recent sessions")
+
+
+def test_briefs_leave_out_unconfident_extracted_records_until_a_person_accepts_them(
+    memory: Memory, store: Store, tmp_path: Path
+) -> None:
+
+    session = ClaudeSession(tmp_path).user("Why is the checkpoint test slow?")
+    finding = "The checkpoint test is slow because `wal_autocheckpoint` is set to 0 in tests/conftest.py."
+    session.assistant(finding)
+    imported(store, tmp_path, session)
+    [(learning_id, score)] = store.connection.execute(
+        "SELECT record_id, confidence FROM extraction_lineage WHERE kind_code = 2"
+    ).fetchall()
+    assert score < 0.7
+
+    before = (
+        memory.catch_up("p").learnings,
+        memory.context_for_agent("checkpoint test wal_autocheckpoint", project="p"),
+    )
+    memory.accept([f"learning#{learning_id}"])
+    after = memory.catch_up("p").learnings
+
+    assert before[0] == () and all(item.kind != "learning" for item in before[1].items)
+    assert [item.id for item in after] == [learning_id]
+
+
+def test_a_decision_that_may_contradict_an_active_one_is_flagged_in_the_brief(
+    memory: Memory, store: Store, tmp_path: Path
+) -> None:
+    mine = add(store, "decision", "Use Postgres for the job queue")
+    session = ClaudeSession(tmp_path).user("Switch from Postgres to Redis for the job queue.")
+    session.assistant("OK.")
+    imported(store, tmp_path, session)
+
+    text = memory.session_brief("p")
+
+    flagged = next(
+        line for line in text.splitlines() if "Switch from Postgres" in line or "conflicts" in line
+    )
+    assert f"conflicts with decision #{mine}" in flagged
+
+
+def test_excerpts_with_nothing_of_their_own_never_take_budget(memory: Memory, store: Store) -> None:
+    messages = [
+        {"role": "user", "content": "The nightly export job times out on the events table"},
+        {"role": "assistant", "content": "Now let's commit this export fix and push again:"},
+        {"role": "assistant", "content": "## Export job results"},
+        {"role": "assistant", "content": "42"},
+        {"role": "assistant", "content": "The export job times out because it scans the whole events table; "
+                                          "an index on events.created_at fixes it."},
+    ]  # fmt: skip
+    dump_session(store, title="export", source="mcp", project="p", messages=messages, cwd="/x/p")
+
+    brief = memory.context_for_agent("fix the export job timeout on the events table", project="p")
+
+    shown = [item.content for item in brief.items if item.kind == "message"]
+    assert any("an index on events.created_at" in text for text in shown)
+    assert not any(text in ("42", "## Export job results") or text.startswith("Now let's") for text in shown)

@@ -167,7 +167,9 @@ def _state(db: Path) -> dict[str, Any]:
         rows = {
             row[0]
             for row in conn.execute(
-                "SELECT id * 8 + 5 FROM messages UNION ALL SELECT id * 8 + 4 FROM session_summaries"
+                "SELECT id * 8 + 5 FROM messages UNION ALL SELECT id * 8 + 4 FROM session_summaries "
+                "UNION ALL SELECT id * 8 + 1 FROM decisions UNION ALL SELECT id * 8 + 2 FROM learnings "
+                "UNION ALL SELECT id * 8 + 3 FROM breadcrumbs"  # extracted records are indexed too
             )
         }
         matches = conn.execute(

@@ -143,6 +143,16 @@ CONTRACT = MappingProxyType({
         "params": {"id": "integer|string"},
         "output": {"found": "boolean", "ref": "string", "id": "integer", "summary": "#Record?", "session": "#Record?"},
     },
+    "memory_review": {
+        "params": {
+            "action": 'list|accept|reject = "list"', "records": "list[string]? = null", "project": "string? = null",
+            "limit": "integer = 20",
+        },
+        "output": {
+            "action": "list|accept|reject", "project": "string?", "records": "list[#ReviewEntry]",
+            "done": "list[string]",
+        },
+    },
     "memory_stats": {
         "params": {},
         "output": {
@@ -163,7 +173,17 @@ SHAPES = MappingProxyType({
         "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
         "provenance": "string", "trusted": "boolean", "content": "string", "detail": "string?", "title": "string?",
         "importance": "integer?", "status": "string?", "confidence": "string?", "valid_until": "string?",
-        "score": "number?", "cosine": "number?",
+        "score": "number?", "cosine": "number?", "session": "string?", "conflicts_with": "list[integer]",
+    },
+    "ReviewEntry": {
+        "ref": "string", "kind": "string", "id": "integer", "project": "string", "content": "string",
+        "detail": "string?", "rule": "string", "rule_version": "integer", "confidence": "number",
+        "session_id": "integer?", "session_title": "string?", "host": "string?", "created_at": "string",
+        "sources": "list[#ReviewSource]",
+    },
+    "ReviewSource": {
+        "message_id": "integer", "role": "string", "origin": "string", "kind": "string", "tool_name": "string?",
+        "timestamp": "string?", "excerpt": "string",
     },
     "Sufficiency": {
         "verdict": "sufficient|partial|insufficient", "best_cosine": "number", "coverage": "number",
@@ -189,7 +209,7 @@ READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
     "loa_show", "memory_stats",
 }  # fmt: skip
-DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many"}
+DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review"}
 
 
 @pytest.fixture
@@ -509,8 +529,9 @@ async def test_decisions_dumps_summaries_and_stats_answer_through_the_server(
             assert session["record"]["host"] == "mcp"
 
             stats = await call(client, "memory_stats")
-            assert stats["counts"]["decision"] == 2 and stats["counts"]["message"] == 2
-            assert stats["decisions_by_status"] == {"superseded": 1, "reverted": 1}
+            # Two added by hand, one extracted from the dump ("We decided to mint one per test.").
+            assert stats["counts"]["decision"] == 3 and stats["counts"]["message"] == 2
+            assert stats["decisions_by_status"] == {"superseded": 1, "reverted": 1, "active": 1}
             assert stats["keyword_index"]["complete"] is True
             assert stats["database"] == str(db_path)
 
@@ -690,3 +711,32 @@ async def test_memory_list_filters_and_pages_with_a_cursor(db_path: Path) -> Non
         assert seen == [f"learning#{n}" for n in range(5, 0, -1)]
         everything = await call(client, "memory_list", project="*", kind=["decision"])
         assert [row["project"] for row in everything["records"]] == ["other"]
+
+
+@pytest.mark.anyio
+async def test_extracted_memory_is_reviewed_through_the_server(
+    db_path: Path,
+) -> None:
+    messages = [
+        {"role": "user", "content": "Never commit the generated protobuf files."},
+        {"role": "assistant", "content": "Understood, they stay out of git."},
+    ]
+    with anyio.fail_after(TIMEOUT):
+        async with connected(db_path, FakeEmbedder()) as client:
+            await call(client, "memory_dump", title="protobuf", session_id="s-2", messages=messages)
+
+            listed = await call(client, "memory_review")
+            [entry] = listed["records"]
+            record = await call(client, "memory_get", table="decision", id=entry["id"])
+            rejected = await call(client, "memory_review", action="reject", records=[entry["ref"]])
+            await call(client, "memory_dump", title="protobuf", session_id="s-3", messages=messages)
+            after = await call(client, "memory_review")
+            refusal = await refused(client, "memory_review", action="accept")
+
+    assert entry["content"] == "Never commit the generated protobuf files." and entry["rule"] == "user_rule"
+    assert entry["sources"][0]["excerpt"] == "Never commit the generated protobuf files."
+    assert record["record"]["provenance"] == "extracted"
+    assert record["record"]["sources"] == [entry["sources"][0]["message_id"]]
+    assert rejected["done"] == [entry["ref"]]
+    assert after["records"] == []  # a second session saying it again does not bring it back
+    assert "name the records" in refusal

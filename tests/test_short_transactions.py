@@ -67,7 +67,9 @@ def _state(store: Store) -> dict[str, Any]:
     expected = {
         row[0]
         for row in conn.execute(
-            "SELECT id * 8 + 5 FROM messages UNION SELECT id * 8 + 4 FROM session_summaries"
+            "SELECT id * 8 + 5 FROM messages UNION SELECT id * 8 + 4 FROM session_summaries "
+            "UNION SELECT id * 8 + 1 FROM decisions UNION SELECT id * 8 + 2 FROM learnings "
+            "UNION SELECT id * 8 + 3 FROM breadcrumbs"  # extracted records are indexed too
         )
     }
     return {

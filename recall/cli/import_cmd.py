@@ -186,6 +186,10 @@ def print_import_summary(data: dict[str, Any]) -> None:
         )
     if data.get("summaries"):
         click.echo(f"session summaries written: {data['summaries']}")
+    if data.get("extraction"):
+        from recall.cli.extract_cmd import describe_extraction
+
+        click.echo(describe_extraction(data["extraction"]))
     embedding = data.get("embedding") or {}
     if embedding.get("error"):
         click.echo(f"embedding skipped: {embedding['error']}", err=True)

@@ -128,6 +128,8 @@ class BriefEntry(BaseModel):
     valid_until: str | None
     score: float | None = Field(description="hybrid rank score, relative to the query's other matches")
     cosine: float | None = Field(description="similarity to the query, absolute")
+    session: str | None = Field(description="extracted records: the session they were said in")
+    conflicts_with: list[int] = Field(description="extracted decisions: active decisions this may contradict")
 
 
 class Recalled(BaseModel):
@@ -220,3 +222,37 @@ class Stats(BaseModel):
     breadcrumbs_expired: int
     embeddings: EmbeddingStats
     keyword_index: KeywordIndex
+
+
+class ReviewSource(BaseModel):
+    message_id: int
+    role: str
+    origin: str
+    kind: str
+    tool_name: str | None
+    timestamp: str | None
+    excerpt: str
+
+
+class ReviewEntry(BaseModel):
+    ref: str = Field(description="the name to accept or reject it by, e.g. decision#12")
+    kind: str
+    id: int
+    project: str
+    content: str
+    detail: str | None
+    rule: str = Field(description="the extraction rule that produced it")
+    rule_version: int
+    confidence: float = Field(description="0-1; at 0.7 or more (or accepted) it enters the briefs")
+    session_id: int | None
+    session_title: str | None
+    host: str | None
+    created_at: str
+    sources: list[ReviewSource] = Field(description="the messages it was extracted from")
+
+
+class Reviewed(BaseModel):
+    action: Literal["list", "accept", "reject"]
+    project: str | None
+    records: list[ReviewEntry] = Field(description="list: the records awaiting review")
+    done: list[str] = Field(description="accept/reject: the refs of the records changed")

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from recall.errors import InvalidInput, NotFound, RecallError
 from recall.mcp_server import models as out
-from recall.mcp_server.render import missing, record_text, records_text, search_text, stats_text
+from recall.mcp_server.render import missing, record_text, records_text, review_text, search_text, stats_text
 from recall.sources import DUMP_SOURCES
 
 if TYPE_CHECKING:
@@ -523,6 +523,44 @@ again adds only what is missing. To record one decision or learning use memory_a
     return reply(result, text)
 
 
+def memory_review(
+    ctx: Context,
+    action: Annotated[
+        Literal["list", "accept", "reject"],
+        Field(description="list: what awaits review; accept: keep records; reject: delete them for good."),
+    ] = "list",
+    records: Annotated[
+        list[str] | None,
+        Field(description="accept/reject: the records' refs, as list shows them (decision#12)."),
+    ] = None,
+    project: ProjectArg = None,
+    limit: Annotated[int, Field(ge=1, le=200, description="list: at most this many.")] = 20,
+) -> Annotated[CallToolResult, out.Reviewed]:
+    """Review the decisions, learnings and breadcrumbs recall extracted from past transcripts \
+(provenance extracted). list shows those awaiting review, most confident first, each with the \
+messages it came from; accept keeps records (they then enter memory_recall and context_for_agent \
+whatever their confidence); reject deletes them and recall never extracts the same wording again. \
+Ask the user before rejecting or accepting on their behalf. To read one record use memory_get."""
+    api = memory(ctx)
+    with errors():
+        if action == "list":
+            if records:
+                raise InvalidInput("records goes with action=accept or action=reject")
+            items = api.review(project=project, limit=limit)
+            result = out.Reviewed(
+                action=action,
+                project=api.scope(project),
+                records=[out.ReviewEntry.model_validate(item.to_dict()) for item in items],
+                done=[],
+            )
+            return reply(result, review_text(result))
+        if not records:
+            raise InvalidInput(f"name the records to {action}, e.g. records=['decision#12']")
+        done = [str(r.ref) for r in api.accept(records)] if action == "accept" else list(api.reject(records))
+    result = out.Reviewed(action=action, project=api.scope(project), records=[], done=done)
+    return reply(result, f"{action}ed " + ", ".join(done))
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_search, "Search memory by keyword", READ_ONLY),
     ToolSpec(memory_hybrid_search, "Search memory by meaning", READ_ONLY),
@@ -538,4 +576,5 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_dump, "Store the ending session", IDEMPOTENT_WRITE),
     ToolSpec(loa_show, "Read a session summary", READ_ONLY),
     ToolSpec(memory_stats, "Memory statistics", READ_ONLY),
+    ToolSpec(memory_review, "Review extracted memory", DESTRUCTIVE),
 )

@@ -38,6 +38,7 @@ from recall.store.writer import Writer, to_db_time
 if TYPE_CHECKING:
     from sqlmodel import SQLModel
 
+    from recall.store.extracted import ExtractionBatch, ExtractionOutcome
     from recall.store.transcripts import BatchOutcome, SourceStamp
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
@@ -126,10 +127,21 @@ class Store:
             return writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
 
     def get(self, kind: RecordKind, row_id: int) -> dict[str, Any] | None:
-        """The row as JSON-ready data, with its kind; ``None`` when there is no such row."""
+        """The row as JSON-ready data, with its kind; ``None`` when there is no such row.
+
+        Decisions, learnings and breadcrumbs also carry ``sources`` (the ids of the messages they
+        came from) and ``extraction`` (rule, version, confidence, review; None unless extracted).
+        """
+        from recall.store.extracted import lineage_of
+
         with self.reading() as conn:
             row = conn.execute(f"SELECT * FROM {TABLE_NAMES[kind]} WHERE id = ?", (row_id,)).fetchone()
-        return None if row is None else row_to_dict(kind, row)
+            if row is None:
+                return None
+            data = row_to_dict(kind, row)
+            if kind in TYPED_KINDS:
+                data.update(lineage_of(conn, kind, row_id))
+        return data
 
     def require(self, kind: RecordKind, row_id: int) -> dict[str, Any]:
         found = self.get(kind, row_id)
@@ -166,6 +178,11 @@ class Store:
         return import_transcripts(
             self, transcripts, project=project, expect_host=expect_host, source=source, dry_run=dry_run
         )
+
+    def stamp_source(self, source: SourceStamp, *, sessions: int, messages: int) -> None:
+        """Note a source file as imported at its size and mtime, so the next import skips it unchanged."""
+        with self.transaction() as writer:
+            writer.remember_source(source.host, source.path, source.size, source.mtime_ns, sessions, messages)
 
     def known_source(self, host: str, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns) recorded when ``path`` was last imported, if ever."""
@@ -218,6 +235,36 @@ class Store:
                 summary_id = int(existing[0])
                 writer.update("session_summaries", summary_id, values)
         return summary_id
+
+    # -- extraction (recall.store.extracted) ------------------------------------------------------
+
+    def write_extraction(self, batch: ExtractionBatch) -> ExtractionOutcome:
+        """Write what extraction found in one session, stamped ``extracted``, with its lineage."""
+        from recall.store.extracted import write_extraction
+
+        return write_extraction(self, batch)
+
+    def accept_extracted(self, kind: RecordKind, row_id: int) -> dict[str, Any]:
+        """A person confirmed an extracted record: it leaves review and counts as confident."""
+        from recall.store.extracted import accept
+
+        with self.transaction() as writer:
+            accept(self.connection, writer, kind, row_id)
+        return self.require(kind, row_id)
+
+    def reject_extracted(self, kind: RecordKind, row_id: int) -> None:
+        """A person rejected an extracted record: it is deleted and its wording never extracted again."""
+        from recall.store.extracted import reject
+
+        with self.transaction() as writer:
+            reject(self.connection, writer, kind, row_id)
+
+    def reset_extraction(self, project: str | None) -> int:
+        """Forget unreviewed extracted records and progress (of one project), to extract again."""
+        from recall.store.extracted import reset
+
+        with self.transaction():
+            return reset(self.connection, project)
 
     def session_messages(self, session_id: int) -> list[dict[str, Any]]:
         with self.reading() as conn:

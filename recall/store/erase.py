@@ -126,9 +126,11 @@ def _forget_message(store: Store, writer: Writer, row_id: int) -> ForgetReport:
         return ForgetReport("message", row_id, False)
     own = session_digest(row["host"], row["session"])
     writer.remember_forgotten([(message_digest(row["host"], row["session"], row["key"]), own, "message")])
+    extracted = drop_extracted(conn, "SELECT ?", [row_id])
     report = _forget_row(conn, RecordKind.MESSAGE, row_id)
     rebuilt = _rebuild_summary(store, writer, row["session_id"])
-    return ForgetReport("message", row_id, True, report.deleted, skipped_on_import=1, summary_rebuilt=rebuilt)
+    deleted = {**report.deleted, "extracted record": extracted}
+    return ForgetReport("message", row_id, True, deleted, skipped_on_import=1, summary_rebuilt=rebuilt)
 
 
 def _rebuild_summary(store: Store, writer: Writer, session_id: int) -> bool:
@@ -179,10 +181,13 @@ def _forget_session(conn: sqlite3.Connection, writer: Writer, row_id: int) -> Fo
 def delete_sessions(conn: sqlite3.Connection, writer: Writer, ids: Sequence[int]) -> dict[str, int]:
     """Delete sessions with their messages, summaries and vectors; remember them; drop the
     bookkeeping of source files that held nothing else. Runs inside the caller's transaction."""
-    deleted = {"session": 0, "message": 0, "session_summary": 0, "vector": 0}
+    deleted = {"session": 0, "message": 0, "session_summary": 0, "vector": 0, "extracted record": 0}
     for begin in range(0, len(ids), _CHUNK):
         batch = list(ids[begin : begin + _CHUNK])
         marks = ", ".join("?" for _ in batch)
+        deleted["extracted record"] += drop_extracted(
+            conn, f"SELECT id FROM messages WHERE session_id IN ({marks})", batch
+        )
         sessions = conn.execute(
             f"SELECT host, external_id, source_path FROM sessions WHERE id IN ({marks})", batch
         ).fetchall()
@@ -201,6 +206,23 @@ def delete_sessions(conn: sqlite3.Connection, writer: Writer, ids: Sequence[int]
         deleted["session"] += conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", batch).rowcount
         _drop_lone_sources(conn, {(r[0], r[2]) for r in sessions if r[2]})
     return deleted
+
+
+def drop_extracted(conn: sqlite3.Connection, messages_sql: str, params: Sequence[Any]) -> int:
+    """Delete the extracted records that only the given messages produced (``messages_sql`` selects
+    their ids): their text is a copy of what is being forgotten. A record other messages also back
+    keeps them as its sources, and a person's own record is never deleted this way."""
+    removed = 0
+    for kind in TYPED_KINDS:
+        code = KIND_CODES[kind]
+        sql = (
+            f"DELETE FROM {TABLE_NAMES[kind]} WHERE provenance = 'extracted' AND id IN ("
+            f"SELECT record_id FROM record_sources WHERE kind_code = {code} AND message_id IN ({messages_sql})) "
+            f"AND NOT EXISTS (SELECT 1 FROM record_sources other WHERE other.kind_code = {code} "
+            f"AND other.record_id = {TABLE_NAMES[kind]}.id AND other.message_id NOT IN ({messages_sql}))"
+        )
+        removed += conn.execute(sql, [*params, *params]).rowcount
+    return removed
 
 
 _CHUNK = 400  # ids per statement, under SQLite's bound-variable limit even when used twice

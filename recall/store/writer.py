@@ -232,6 +232,73 @@ class Writer:
             "DELETE FROM summaries_due WHERE session_id = ? AND generation = ?", (session_id, generation)
         )
 
+    # -- extraction lineage: ids, rule names, hashes and times, no free text (recall.store.extracted) --
+
+    def record_lineage(
+        self,
+        kind_code: int,
+        row_id: int,
+        rule: str,
+        version: int,
+        confidence: float,
+        mark: str,
+        session_id: int,
+    ) -> None:
+        self._conn.execute(
+            "INSERT INTO extraction_lineage (kind_code, record_id, rule, rule_version, confidence, fingerprint, "
+            "session_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (kind_code, row_id, rule, version, confidence, mark, session_id),
+        )
+
+    def add_sources(self, kind_code: int, row_id: int, message_ids: Sequence[int]) -> int:
+        """Link a record to the messages it came from; returns how many links are new."""
+        before = self._conn.total_changes
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO record_sources (kind_code, record_id, message_id) VALUES (?, ?, ?)",
+            [(kind_code, row_id, message_id) for message_id in message_ids],
+        )
+        return self._conn.total_changes - before
+
+    def update_lineage(self, kind_code: int, row_id: int, **values: Any) -> None:
+        """Set lineage columns: ``confidence`` (raised, never lowered), ``review``, ``conflicts_with``."""
+        assignments, params = [], []
+        for column, value in values.items():
+            if column == "confidence":
+                assignments.append("confidence = max(confidence, ?)")
+            elif column in ("review", "conflicts_with"):
+                assignments.append(f"{column} = ?")
+                value = json.dumps(value) if column == "conflicts_with" else value
+            else:
+                raise ValueError(f"not a lineage column: {column}")
+            params.append(value)
+        self._conn.execute(
+            f"UPDATE extraction_lineage SET {', '.join(assignments)} WHERE kind_code = ? AND record_id = ?",
+            (*params, kind_code, row_id),
+        )
+
+    def remember_extraction(self, session_id: int, last_ordinal: int) -> None:
+        self._conn.execute(
+            "INSERT INTO extraction_progress (session_id, last_ordinal, extracted_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET last_ordinal = excluded.last_ordinal, "
+            "extracted_at = excluded.extracted_at",
+            (session_id, last_ordinal, to_db_time(utc_now())),
+        )
+
+    def remember_closure(self, project: str, mark: str, closed_at: str, session_id: int) -> None:
+        self._conn.execute(
+            "INSERT INTO plan_closures (project, fingerprint, closed_at, session_id) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (project, fingerprint) DO UPDATE SET closed_at = max(closed_at, excluded.closed_at), "
+            "session_id = excluded.session_id",
+            (project, mark, closed_at, session_id),
+        )
+
+    def remember_rejection(self, project: str, kind_code: int, mark: str) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO extraction_rejections (project, kind_code, fingerprint, rejected_at) "
+            "VALUES (?, ?, ?, ?)",
+            (project, kind_code, mark, to_db_time(utc_now())),
+        )
+
     def register_model(self, model_id: str, model_hash: str, dim: int) -> int:
         """The key under which vectors of exactly this model file are stored."""
         self._conn.execute(
