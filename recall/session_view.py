@@ -1,9 +1,10 @@
 """One session as a person reads it: its messages in order, a page at a time, with its summary and records.
 
 A session can hold tens of thousands of messages, so messages come a page at a time, read down the
-``(session_id, ordinal)`` index. Records written from the session (decisions, learnings and
-breadcrumbs whose ``session_id`` names it) come with the messages they came from, so a page can link
-each record to its lines; ``locate_message`` says which page a message is on, for such a link.
+``(session_id, ordinal)`` index. Records that came from the session (decisions, learnings and
+breadcrumbs extracted from it or whose ``session_id`` names it, and records one of its messages is a
+source of, adr/0018) come with the messages they came from, so a page can link each record to its
+lines; ``locate_message`` says which page a message is on, for such a link.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 PER_PAGE = 200
 MAX_PER_PAGE = 1_000
-_RECORD_TABLES = (("decision", "decisions"), ("learning", "learnings"), ("breadcrumb", "breadcrumbs"))
+_RECORD_TABLES = (("decision", 1, "decisions"), ("learning", 2, "learnings"), ("breadcrumb", 3, "breadcrumbs"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +45,16 @@ class MessageView:
 
 @dataclass(frozen=True, slots=True)
 class LinkedRecord:
-    """A record written from the session, and the messages it came from (empty when none are known)."""
+    """A record that came from the session, and the messages it came from (empty when none are known)."""
 
     kind: str
     id: int
     content: str
     provenance: str
     status: str | None  # decisions only
-    sources: tuple[int, ...]  # message ids
+    review: str | None  # extracted records: pending or accepted; None for the rest
+    rule: str | None  # the extraction rule that wrote it
+    sources: tuple[int, ...]  # message ids, this session's first, in order
 
     @property
     def ref(self) -> str:
@@ -125,14 +128,31 @@ def locate_message(store: Store, message_id: int, per_page: int = PER_PAGE) -> M
 
 
 def _records(conn: sqlite3.Connection, session_id: int) -> tuple[LinkedRecord, ...]:
+    """Records written from the session or sourced from one of its messages, with all their sources."""
+    sourced: dict[int, set[int]] = {}
+    for code, record_id in conn.execute(
+        "SELECT rs.kind_code, rs.record_id FROM messages m JOIN record_sources rs ON rs.message_id = m.id "
+        "WHERE m.session_id = ?",
+        (session_id,),
+    ):
+        sourced.setdefault(code, set()).add(record_id)
     found: list[LinkedRecord] = []
-    for kind, table in _RECORD_TABLES:
-        status = "status" if kind == "decision" else "NULL"
-        for row in conn.execute(
-            f"SELECT id, content, provenance, {status} AS status FROM {table} WHERE session_id = ? ORDER BY id",
-            (session_id,),
-        ):
-            found.append(LinkedRecord(kind, row["id"], row["content"], row["provenance"], row["status"], ()))
+    for kind, code, table in _RECORD_TABLES:
+        status = "r.status" if kind == "decision" else "NULL"
+        ids = sorted(sourced.get(code, ()))
+        rows = conn.execute(
+            f"SELECT r.id, r.content, r.provenance, {status} AS status, l.review, l.rule FROM {table} r "
+            f"LEFT JOIN extraction_lineage l ON l.kind_code = {code} AND l.record_id = r.id "
+            f"WHERE r.session_id = ? OR r.id IN ({', '.join('?' for _ in ids)}) ORDER BY r.id",
+            (session_id, *ids),
+        ).fetchall()
+        for row in rows:
+            sources = conn.execute(
+                "SELECT m.id FROM record_sources rs JOIN messages m ON m.id = rs.message_id "
+                "WHERE rs.kind_code = ? AND rs.record_id = ? ORDER BY m.session_id != ?, m.ordinal",
+                (code, row["id"], session_id),
+            ).fetchall()
+            found.append(LinkedRecord(kind, sources=tuple(m for (m,) in sources), **dict(row)))
     return tuple(found)
 
 

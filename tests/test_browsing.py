@@ -10,7 +10,7 @@ import pytest
 
 from recall import InvalidInput, Memory, NotFound
 from recall.decision_log import decision_log
-from recall.models import Provenance
+from recall.models import KIND_CODES, Provenance, RecordKind
 
 SPOTTER = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code" / "real" / "spotter"
 SMALL = SPOTTER.parents[1] / "schema-fixtures" / "agent-sessions" / "stage0-claude-small.jsonl"
@@ -113,18 +113,28 @@ def test_a_message_is_found_on_its_page(spotter: Memory) -> None:
         spotter.locate_message("message#999999")
 
 
-def test_records_written_from_a_session_come_with_its_page(spotter: Memory) -> None:
+def test_records_extracted_from_a_session_come_with_the_lines_they_came_from(spotter: Memory) -> None:
     session = _session_id(spotter, MAIN_SESSION)
-    with spotter.store.transaction() as writer:
-        writer.insert(
-            "decisions",
-            {"project": "spotter", "content": "Keep Phoenix", "tags": "[]", "session_id": session},
-            Provenance.EXTRACTED,
+    pending = {item.ref: item for item in spotter.review(project="spotter") if item.session_id == session}
+    assert len(pending) >= 3  # the real session states findings and answers a question
+    linked = {str(record.ref): record for record in spotter.session_view(session).records}
+    for ref, item in pending.items():
+        record = linked[ref]
+        assert record.sources == tuple(line.message_id for line in item.sources) != ()
+        assert (record.review, record.rule, record.provenance) == ("pending", item.rule, "extracted")
+        assert {spotter.locate_message(m).session_id for m in record.sources} == {session}
+    accepted = next(iter(pending))
+    spotter.accept([accepted])
+    assert {str(r.ref): r.review for r in spotter.session_view(session).records}[accepted] == "accepted"
+    with spotter.store.transaction() as writer:  # a record from elsewhere that one of its lines backs
+        other = writer.insert(
+            "learnings", {"project": "spotter", "content": "Phoenix needs mix"}, Provenance.EXTRACTED
         )
-    view = spotter.session_view(session)
-    assert [(r.kind, r.content, r.status, r.provenance) for r in view.records] == [
-        ("decision", "Keep Phoenix", "active", "extracted")
-    ]
+        writer.add_sources(
+            KIND_CODES[RecordKind.LEARNING], other, [spotter.session_view(session).messages[5].id]
+        )
+    backed = {str(r.ref): r for r in spotter.session_view(session).records}[f"learning#{other}"]
+    assert backed.sources == (spotter.session_view(session).messages[5].id,) and backed.review is None
 
 
 def test_session_view_names_what_it_cannot_show(spotter: Memory) -> None:

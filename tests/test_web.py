@@ -56,7 +56,7 @@ def test_every_page_answers_with_headers_that_forbid_script_framing_and_caching(
     client: TestClient, data: WebData
 ) -> None:
     paths = ["/", "/?project=*", "/sessions", f"/session/{data.main_session}", "/decisions", "/search",
-             "/search?q=phoenix", "/health", f"/row/decision/{data.sqlite}", f"/forget?ref=decision%23{data.sqlite}",
+             "/search?q=phoenix", "/health", "/review", f"/row/decision/{data.sqlite}", f"/forget?ref=decision%23{data.sqlite}",
              "/static/style.css", "/static/icon.svg"]  # fmt: skip
     for path in paths:
         response = client.get(path)
@@ -217,13 +217,50 @@ def test_forget_one_message_from_its_session_page(client: TestClient, memory: Me
     assert memory.find(ref) is None and memory.find(f"session#{data.hostile_session}") is not None
 
 
+def test_review_accepts_and_rejects_extracted_records_with_their_lines(
+    client: TestClient, memory: Memory
+) -> None:
+    waiting = [item.ref for item in memory.review(project="spotter")]
+    assert len(waiting) >= 3
+    html = client.get("/review").text
+    assert all(f'value="{ref}"' in html for ref in waiting) and "<q>" in html and 'href="/message/' in html
+    token = _token(client, "/review")
+    kept = client.post(
+        "/actions/accept",
+        data={"ref": waiting[0], "project": "spotter", "csrf_token": token},
+        follow_redirects=False,
+    )
+    assert kept.status_code == 303 and kept.headers["location"] == "/review?project=spotter"
+    thrown = client.post(
+        "/actions/reject", data={"ref": waiting[1:3], "project": "spotter", "csrf_token": token}
+    )
+    assert thrown.status_code == 200 and all(f'value="{ref}"' not in thrown.text for ref in waiting[:3])
+    assert [item.ref for item in memory.review(project="spotter")] == waiting[3:]
+    assert memory.find(waiting[0]) is not None
+    assert memory.find(waiting[1]) is None and memory.find(waiting[2]) is None
+    nothing = client.post("/actions/accept", data={"project": "spotter", "csrf_token": token})
+    assert nothing.status_code == 400 and "tick at least one record" in nothing.text
+
+
 def test_read_only_serves_no_action_and_shows_no_form_that_changes(
     read_only: TestClient, memory: Memory, data: WebData
 ) -> None:
-    for path in ("/", f"/session/{data.main_session}", "/decisions", f"/row/decision/{data.sqlite}"):
+    for path in (
+        "/",
+        f"/session/{data.main_session}",
+        "/decisions",
+        f"/row/decision/{data.sqlite}",
+        "/review",
+    ):
         html = read_only.get(path).text
         assert not POST_FORM.search(html) and "Forget" not in html and "read-only" in html, path
-    for action in ("supersede", "revert", "forget"):  # not refused for want of a token (403): not there
+    for action in (
+        "supersede",
+        "revert",
+        "forget",
+        "accept",
+        "reject",
+    ):  # not 403 for want of a token: not there
         response = read_only.post(f"/actions/{action}", data={"ref": f"decision#{data.sqlite}"})
         assert response.status_code == 404 and "read-only" in response.text
     assert read_only.get(f"/forget?ref=decision%23{data.sqlite}").status_code == 404

@@ -183,6 +183,18 @@ def test_supersede_a_decision_and_see_the_log_change(page: Page, served: Served)
     _shot(page, "decisions")
 
 
+def test_review_a_record_and_see_it_leave_the_queue(page: Page, served: Served) -> None:
+    page.goto(served.url + "review")
+    waiting = page.evaluate("[...document.querySelectorAll('ol.review li.item')].map(li => li.id)")
+    assert len(waiting) >= 3 and page.count("ul.sources a[href^='/message/']") >= len(waiting)
+    _nothing_ran(page)
+    _shot(page, "review")
+    page.click(f"#{waiting[0]} form button")  # Accept
+    assert page.url.endswith("/review?project=spotter")
+    left = page.evaluate("[...document.querySelectorAll('ol.review li.item')].map(li => li.id)")
+    assert left == waiting[1:]
+
+
 def test_hostile_text_is_shown_and_never_runs(page: Page, served: Served) -> None:
     data = served.data
     pages = {

@@ -1,4 +1,5 @@
-"""What a person can change from the web view: a decision's status, forgetting a row.
+"""What a person can change from the web view: a decision's status, an extracted record's review,
+forgetting a row.
 
 Every action is a POST carrying the page's CSRF token and, when the browser sends one, an
 ``Origin`` naming this server (recall.web.csrf); each calls ``recall.Memory`` once. With
@@ -15,6 +16,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from recall.errors import InvalidInput
 from recall.web.csrf import FIELD
 from recall.web.render import page, query
 
@@ -58,6 +60,27 @@ def _revert(request: Request, form: FormData) -> Response:
     return _decision_moved(request, form, "revert")
 
 
+def _reviewed(request: Request, form: FormData, verdict: str) -> Response:
+    """Accept or reject the records named, then back to the queue they were in."""
+    memory: Memory = request.app.state.memory
+    refs = [str(ref) for ref in form.getlist("ref")]
+    if not refs:
+        raise InvalidInput("tick at least one record to accept or reject")
+    if verdict == "accept":
+        memory.accept(refs)
+    else:
+        memory.reject(refs)
+    return RedirectResponse(query("/review", project=str(form.get("project", ""))), status_code=303)
+
+
+def _accept(request: Request, form: FormData) -> Response:
+    return _reviewed(request, form, "accept")
+
+
+def _reject(request: Request, form: FormData) -> Response:
+    return _reviewed(request, form, "reject")
+
+
 def _forget(request: Request, form: FormData) -> Response:
     memory: Memory = request.app.state.memory
     report = memory.forget(str(form.get("ref", "")))
@@ -67,3 +90,5 @@ def _forget(request: Request, form: FormData) -> Response:
 supersede = guarded(_supersede)
 revert = guarded(_revert)
 forget = guarded(_forget)
+accept = guarded(_accept)
+reject = guarded(_reject)

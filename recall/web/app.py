@@ -52,6 +52,7 @@ def create_app(
         Route("/row/{kind:str}/{id:int}", pages.row),
         Route("/decisions", pages.decisions),
         Route("/search", pages.search),
+        Route("/review", pages.review),
         Route("/health", pages.health),
         Mount("/static", StaticFiles(packages=[("recall.web", "static")]), name="static"),
     ]
@@ -61,6 +62,8 @@ def create_app(
             Route("/actions/supersede", actions.supersede, methods=["POST"]),
             Route("/actions/revert", actions.revert, methods=["POST"]),
             Route("/actions/forget", actions.forget, methods=["POST"]),
+            Route("/actions/accept", actions.accept, methods=["POST"]),
+            Route("/actions/reject", actions.reject, methods=["POST"]),
         ]
     app = Starlette(
         routes=routes,

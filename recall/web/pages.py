@@ -7,6 +7,7 @@ one, the project ``recall ui`` was started for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.requests import Request
@@ -19,11 +20,13 @@ from recall.web.render import page
 if TYPE_CHECKING:
     from recall.memory import Memory
     from recall.results import SearchResults
+    from recall.session_view import LinkedRecord
 
 MODES: tuple[Literal["hybrid", "keyword", "semantic"], ...] = ("hybrid", "keyword", "semantic")
 SEARCH_KINDS = ("decision", "learning", "breadcrumb", "session_summary", "message")
 SESSIONS_PER_PAGE = 50
 SEARCH_LIMIT = 30
+REVIEW_LIMIT = 100
 
 
 def overview(request: Request) -> Response:
@@ -52,7 +55,7 @@ def session(request: Request) -> Response:
             "view": view,
             "show_thinking": params.get("thinking") == "shown",
             "show_tools": params.get("tools") == "shown",
-            "sources": {m: record for record in view.records for m in record.sources},
+            "sourced": _sourced(view.records),
         },
     )
 
@@ -107,6 +110,12 @@ def search(request: Request) -> Response:
     return page(request, "search.html", context, status=status)
 
 
+def review(request: Request) -> Response:
+    scope = _scope(request)
+    items = _memory(request).review(project=scope, limit=REVIEW_LIMIT)
+    return page(request, "review.html", {"scope": scope, "items": items, "limit": REVIEW_LIMIT})
+
+
 def health(request: Request) -> Response:
     report, running = request.app.state.health.report()
     return page(request, "health.html", {"report": report, "running": running})
@@ -130,6 +139,15 @@ def _scope(request: Request) -> str | None:
     asked = request.query_params.get("project", "").strip()
     default: str | None = request.app.state.project
     return asked or default
+
+
+def _sourced(records: Sequence[LinkedRecord]) -> dict[int, list[LinkedRecord]]:
+    """Message id → the records it is a source of, to mark them on the page."""
+    out: dict[int, list[LinkedRecord]] = {}
+    for record in records:
+        for message_id in record.sources:
+            out.setdefault(message_id, []).append(record)
+    return out
 
 
 def _number(value: str | None, default: int) -> int:
