@@ -153,6 +153,8 @@ def _pages(db: Path) -> dict[str, str]:
         "search, keyword": f"/search?q=sqlite+wal+timeout&mode=keyword&project={project}",
         "search, hybrid": f"/search?q=why+does+the+migration+time+out&mode=hybrid&project={project}",
         "search, semantic": "/search?q=flaky+docker+build&mode=semantic&project=*",
+        "review": f"/review?project={project}",
+        "review (all projects)": "/review?project=*",
         "health": "/health",
     }
 
