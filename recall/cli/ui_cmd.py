@@ -55,7 +55,7 @@ def ui(
         import webbrowser
 
         webbrowser.open(url)
-    server = uvicorn.Server(uvicorn.Config(web, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(web, log_level="warning"))
     server.run(sockets=[sock])
 
 

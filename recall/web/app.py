@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,8 +44,8 @@ def create_app(
     memory: Memory, *, project: str | None = None, read_only: bool = False, warm: bool = False
 ) -> ASGIApp:
     """The web view over ``memory``; ``project`` is the scope of pages that name none. With ``warm``
-    a thread opens the store and compiles the templates at once, and the first health check starts a
-    little later (it reads the whole file), so the first pages pay for none of them."""
+    a thread opens the store and compiles the templates as the server starts, and the first health
+    check starts a little later (it reads the whole file), so the first pages pay for none of them."""
     routes = [
         Route("/", pages.overview),
         Route("/sessions", pages.sessions),
@@ -68,15 +70,21 @@ def create_app(
     app = Starlette(
         routes=routes,
         exception_handlers={RecallError: _recall_error, HTTPException: _http_error, Exception: _crash},
+        lifespan=_warming if warm else None,
     )
     app.state.memory = memory
     app.state.project = project
     app.state.read_only = read_only
     app.state.csrf = Csrf()
     app.state.health = HealthCheck(memory.path, Path.cwd())
-    if warm:
-        threading.Thread(target=_warm_up, args=(app,), name="recall-ui-warm-up", daemon=True).start()
     return HttpGuard(SecurityHeaders(app), token=None)
+
+
+@asynccontextmanager
+async def _warming(app: Starlette) -> AsyncIterator[None]:
+    """Once the server has loaded (its own imports done), warm up on a thread of its own."""
+    threading.Thread(target=_warm_up, args=(app,), name="recall-ui-warm-up", daemon=True).start()
+    yield
 
 
 def _warm_up(app: Starlette) -> None:
