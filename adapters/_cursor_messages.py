@@ -28,7 +28,7 @@ from urllib.parse import unquote, urlsplit
 
 from adapters._text import IMAGE_MARKER, TEXT_CAP, cap, clean, tool_call_text
 from adapters.base import ReadOptions
-from recall.transcript import MessageKind, Origin, ParseReport, Role, TranscriptMessage
+from recall.transcript import MessageKind, Origin, ParseReport, Role, ToolCall, TranscriptMessage
 
 HOST = "cursor"
 
@@ -87,6 +87,7 @@ class Parts:
             kind=kind,
             tool_name=names[0] if names else None,
             meta={k: v for k, v in (meta or {}).items() if v not in (None, "")},
+            tool_calls=tuple(ToolCall(name, args) for name, args in self.calls),
         )
 
 

@@ -58,7 +58,7 @@ from adapters._jsonl import (
 )
 from adapters._text import IMAGE_MARKER, result_text, tool_call_text
 from adapters.base import ReadOptions
-from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
+from recall.transcript import MessageKind, Origin, ParseReport, Role, ToolCall, Transcript
 
 HOST = "codex"
 SESSION_INDEX = "session_index.jsonl"
@@ -565,6 +565,7 @@ class _RolloutReader:
             meta={"line": line_no, "call_id": call_id, "item_id": text_or_none(item.get("id"))},
             limit=self.options.tool_text_cap,
         )
+        draft.calls.append(ToolCall(name, arguments))
         self._add(draft, tool_call_text(name, arguments))
 
     def _tool_output(self, line_no: int, item: dict[str, Any], when: datetime | None) -> None:
