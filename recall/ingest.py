@@ -49,6 +49,7 @@ class ImportSummary:
     session_ids: list[int] = field(default_factory=list)
     changed_sessions: list[int] = field(default_factory=list)
     summaries: int = 0
+    links: int = 0  # entity links added: what messages and records touched (recall.connections)
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
 
@@ -63,6 +64,7 @@ class ImportSummary:
             "sessions": {"new": self.sessions_new, "updated": self.sessions_updated},
             "messages": {"added": self.messages_added, "updated": self.messages_updated},
             "summaries": self.summaries,
+            "links": self.links,
             "lines_read": self.lines_read,
             "skipped": dict(self.skipped.most_common()),
             "redactions": dict(self.redactions.most_common()),
@@ -107,6 +109,7 @@ def run_import(
     Whatever the budget leaves is embedded later by `recall embed` (or the next import).
     """
     from adapters.base import ReadOptions
+    from recall.store.entities import connect_pending
     from recall.store.transcripts import SourceStamp
 
     if paths:
@@ -160,6 +163,7 @@ def run_import(
         progress(len(sources), len(sources), "")
     if not dry_run:
         summary.summaries = summarise_sessions(store, summary.changed_sessions)
+        summary.links += connect_pending(store)
     if embed_budget_seconds > 0 and not dry_run and summary.messages_added:
         summary.embedding = _embed_within(store, embed_budget_seconds)
     return summary
@@ -238,6 +242,7 @@ def _add(summary: ImportSummary, outcome: Any) -> None:
             summary.changed_sessions.append(session.session_id)
     summary.messages_added += outcome.added
     summary.messages_updated += outcome.updated
+    summary.links += outcome.links
     summary.redactions.update(outcome.redactions)
 
 

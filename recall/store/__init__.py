@@ -30,6 +30,7 @@ from recall.models import (
     Provenance,
     RecordKind,
 )
+from recall.store.entities import connect_record
 from recall.store.records import NewRecord, RecordChanges, change_values, normalise_tags, record_values
 from recall.store.writer import Writer, to_db_time, utc_now
 
@@ -130,6 +131,7 @@ class Store:
         values = record_values(new)
         with self.transaction() as writer:
             row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
+            connect_record(self._conn, writer, new.kind, row_id)
         self.embed_written(new.kind, row_id)
         return row_id
 
@@ -155,6 +157,7 @@ class Store:
         with self.transaction() as writer:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
+            connect_record(self._conn, writer, kind, row_id)
         self.embed_written(kind, row_id)
         return self.require(kind, row_id)
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from recall.errors import ConflictingSource
 from recall.models import Provenance
 from recall.project import resolve_project
+from recall.store.entities import Written, connect_written
 from recall.store.writer import Writer, to_db_time
 from recall.transcript import Transcript, TranscriptMessage
 
@@ -37,6 +38,7 @@ class TranscriptOutcome:
     new_session: bool
     added: int = 0
     updated: int = 0
+    updated_keys: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -45,6 +47,7 @@ class BatchOutcome:
 
     sessions: list[TranscriptOutcome] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
+    links: int = 0  # entity links added (recall.store.entities)
 
     @property
     def added(self) -> int:
@@ -99,6 +102,7 @@ def import_transcripts(
             for transcript in items:
                 outcome.sessions.append(_write_one(store, writer, transcript, project, expect_host))
             _link_parents(store)
+            outcome.links = connect_written(store.connection, writer, _written(outcome, items))
             outcome.redactions.update(writer.redactions)
             if source is not None:
                 writer.remember_source(
@@ -166,8 +170,17 @@ def _write_one(
                 },
             )
             result.updated += 1
+            result.updated_keys.append(message.key)
     result.added = writer.insert_many("messages", new_rows, Provenance.VERBATIM, columns=_MESSAGE_COLUMNS)
     return result
+
+
+def _written(outcome: BatchOutcome, items: list[Transcript]) -> list[Written]:
+    """Every session of the batch, with its messages in hand: the connect stage reads what is new."""
+    return [
+        Written(session.session_id, {m.key: m for m in t.messages}, tuple(session.updated_keys))
+        for session, t in zip(outcome.sessions, items, strict=True)
+    ]
 
 
 def _session_values(t: Transcript) -> dict[str, Any]:
