@@ -125,7 +125,27 @@ CONTRACT = MappingProxyType({
         "output": {
             "database": "string", "size_bytes": "integer", "schema_version": "integer", "schema_latest": "integer",
             "counts": "dict[integer]", "projects": "dict[dict[integer]]", "decisions_by_status": "dict[integer]",
-            "breadcrumbs_expired": "integer", "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
+            "breadcrumbs_expired": "integer", "entities": "dict[integer]", "sessions_unconnected": "integer",
+            "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
+        },
+    },
+    "find_connections": {
+        "params": {"entity": "string", "project": "string? = null", "limit": "integer = 10"},
+        "output": {
+            "query": "string", "project": "string?", "entities": "list[#EntityOut]",
+            "decisions": "list[#LinkedRecord]", "learnings": "list[#LinkedRecord]",
+            "breadcrumbs": "list[#LinkedRecord]", "sessions": "list[#SessionTouchOut]",
+            "related": "list[#RelatedOut]",
+        },
+    },
+    "get_knowledge_graph": {
+        "params": {
+            "project": "string? = null", "limit": "integer = 100", "offset": "integer = 0",
+            "types": "list[file|symbol|package|command|error|host|url]? = null",
+        },
+        "output": {
+            "project": "string", "nodes": "list[object]", "edges": "list[object]", "total_entities": "integer",
+            "offset": "integer", "next_offset": "integer?", "truncated_edges": "boolean", "types": "list[string]",
         },
     },
 })  # fmt: skip
@@ -155,11 +175,21 @@ SHAPES = MappingProxyType({
         "pending": "dict[integer] (optional)", "error": "string? = null",
     },
     "KeywordIndex": {"rows": "integer", "indexed": "integer", "complete": "boolean"},
+    "EntityOut": {"id": "integer", "project": "string", "type": "string", "name": "string"},
+    "LinkedRecord": {
+        "kind": "string", "id": "integer", "project": "string", "created_at": "string", "provenance": "string",
+        "content": "string", "detail": "string?", "status": "string?", "importance": "integer?",
+    },
+    "RelatedOut": {"entity": "#EntityOut", "how": "string", "count": "integer"},
+    "SessionTouchOut": {
+        "session_id": "integer", "project": "string", "host": "string", "title": "string?",
+        "started_at": "string?", "last_at": "string", "did": "dict[integer]", "summary_id": "integer?",
+    },
 })  # fmt: skip
 
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_get", "loa_show",
-    "memory_stats",
+    "memory_stats", "find_connections", "get_knowledge_graph",
 }  # fmt: skip
 DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many"}
 

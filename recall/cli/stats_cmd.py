@@ -23,6 +23,10 @@ def stats(app: AppContext, as_json: bool) -> None:
         click.echo(
             "decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(data["decisions_by_status"].items()))
         )
+    entities = data["entities"]
+    click.echo("entities: " + ", ".join(f"{kind} {count:,}" for kind, count in entities.items()))
+    if data["sessions_unconnected"]:
+        click.echo(f"  {data['sessions_unconnected']:,} sessions not connected yet (the next import does it)")
     vectors = data.get("embeddings", {})
     if vectors.get("model"):
         click.echo(f"embeddings ({vectors['model']}):")
