@@ -83,7 +83,9 @@ _LANGUAGES = {
 }
 LANGUAGE_OF = {ext: language for language, exts in _LANGUAGES.items() for ext in exts.split()}
 
-_PY_IMPORT = _P(r"^\s*import\s+([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?:#.*)?$")
+_PY_IMPORT = _P(
+    r"^\s*import\s+([A-Za-z_][\w.]*(?:\s+as\s+\w+)?(?:\s*,\s*[A-Za-z_][\w.]*(?:\s+as\s+\w+)?)*)\s*(?:#.*)?$"
+)
 _PY_FROM = _P(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\b")
 _JS_IMPORT = _P(
     r"""(?:^\s*(?:import|export)\s+(?:[\w*${}\s,]+\s+from\s+)?|\brequire\(\s*|\bimport\(\s*)['"]([^'"\s]+)['"]"""
@@ -190,7 +192,7 @@ def _manifest(name: str) -> str | None:
 
 def _python_imports(line: str) -> list[str]:
     match = _PY_IMPORT.match(line)
-    modules = [m.strip() for m in match.group(1).split(",")] if match else []
+    modules = [part.split()[0] for part in match.group(1).split(",")] if match else []
     match = _PY_FROM.match(line)
     if match:
         modules.append(match.group(1))

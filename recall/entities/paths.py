@@ -118,5 +118,5 @@ def _inside_worktree(path: str) -> str | None:
 def _relative_name(rel: str) -> str | None:
     """A relative name, itself stripped of a worktree layout (a main checkout editing a worktree)."""
     if "worktrees" in rel:
-        rel = _inside_worktree(rel) or rel
+        rel = _inside_worktree("/" + rel) or rel
     return None if rel in ("", ".", "..") or rel.endswith("/") else rel

@@ -72,9 +72,10 @@ class ShellCommand:
 
 def split_commands(line: str) -> list[ShellCommand]:
     """The commands a shell command line runs, in order; cd, echo and their kind are left out."""
+    text = line.strip()[:MAX_COMMAND_CHARS]
     found: list[ShellCommand] = []
     for segment in _segments(_without_heredocs(line[: MAX_COMMAND_CHARS * 4])):
-        command = _command(segment)
+        command = _command(segment, text)
         if command is not None:
             found.append(command)
     return found
@@ -99,6 +100,7 @@ def _without_heredocs(text: str) -> str:
 
 def _segments(text: str) -> list[list[str]]:
     """Token lists between ``&&``, ``||``, ``;``, ``|``, ``&``, ``(`` and new lines outside quotes."""
+    text = text.replace("\\;", "\u241f")  # `find -exec ... \;` ends an argument list, not a command
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
@@ -115,8 +117,10 @@ def _segments(text: str) -> list[list[str]]:
             if current:
                 segments.append(current)
             current = []
-        elif token and set(token) <= set("<>"):
+        elif token and set(token) <= set("<>&"):
             skip_target = True  # the word after a redirection is its target, not an argument
+            if current and current[-1].isdigit():
+                current.pop()  # the descriptor of `2>&1`
         elif skip_target:
             skip_target = False
         else:
@@ -126,13 +130,13 @@ def _segments(text: str) -> list[list[str]]:
     return segments
 
 
-def _command(tokens: list[str], text: str | None = None) -> ShellCommand | None:
-    text = text if text is not None else " ".join(tokens)[:MAX_COMMAND_CHARS]
+def _command(tokens: list[str], text: str) -> ShellCommand | None:
+    """One command's stable part; ``text`` is the whole command line it came from, as written."""
     words = _unwrap(tokens)
     if not words:
         return None
     program, rest = _program(words[0]), words[1:]
-    if program in _NOT_COMMANDS or not re.match(r"^[\w.@+/-]+$", program):
+    if program in _NOT_COMMANDS or not re.match(r"^[\w.@+/][\w.@+/-]*$", program):
         return None
     python = bool(_PYTHON.match(program))
     if python and len(rest) >= 2 and rest[0] == "-m":

@@ -32,12 +32,12 @@ _NAMED_FILES = words(
 )
 _EXT = "|".join(sorted(_EXTENSIONS, key=len, reverse=True))
 _FILE = re.compile(
-    r"(?<![\w@$%&=+/.~:\\-])"
+    r"(?<![\w$%&=+/.~:\\})\]-])@?"
     rf"((?:~/|\.{{1,2}}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*\.?[\w@+-][\w@.+-]*\.(?:{_EXT}))"
     r"(?::\d+(?::\d+)?)?(?![\w/@-]|\.\w)"
 )
 _NAMED_FILE = re.compile(
-    rf"(?<![\w@$%&=+/.~:\\-])((?:~/|\.{{1,2}}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*(?:{'|'.join(_NAMED_FILES)}))"
+    rf"(?<![\w$%&=+/.~:\\}})\]-])@?((?:~/|\.{{1,2}}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*(?:{'|'.join(_NAMED_FILES)}))"
     r"(?![\w/@.-])"
 )
 # Names of tools and libraries that look like file names in prose.
@@ -55,6 +55,13 @@ _EXCEPTION = re.compile(
 )
 _ELIXIR = re.compile(r"^\s*\*\* \(([A-Z][\w.]*)\) (.*)$")
 _CODED = re.compile(r"^\s*(error(?:\[E\d{4}\])?|fatal|panic|npm ERR!|npm error)(?::)?\s+(.+)$")
+# npm follows its error with lines of context (code, path, workspace, log file): not errors of their own.
+_NPM_CONTEXT = re.compile(
+    r"^(?:code \d+$|path |workspace |location |command |errno |syscall |A complete log|Log files)"
+)
+_NOT_FOUND = re.compile(
+    r"^[\w.-]+: (?:.*: )?(No such file or directory|Permission denied|command not found)$"
+)
 _TSC = re.compile(r"\berror (TS\d{3,5}): (.+)$")
 _FAILED = re.compile(r"^FAILED \S+ - (.+)$")
 _TRACEBACK = "Traceback (most recent call last)"
@@ -68,6 +75,7 @@ _MASKS = (
     (re.compile(r'"[^"\n]*"'), '"…"'),
     (re.compile(r"`[^`\n]*`"), "`…`"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x…"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b"), "…"),  # commit and object ids
     (re.compile(r"(?:[\w.~-]*/)+[\w.-]+"), "…"),
     (re.compile(r"\b\d+(?:\.\d+)*\b"), "N"),
     (re.compile(r"\s+"), " "),
@@ -149,8 +157,11 @@ def _error(line: str, *, failed: bool, traceback: bool) -> ErrorLine | None:
     if tsc:
         return ErrorLine(error_name(f"error {tsc.group(1)}", tsc.group(2)), line.strip())
     coded = _CODED.match(line) if failed else None
-    if coded:
+    if coded and not (coded.group(1).startswith("npm") and _NPM_CONTEXT.match(coded.group(2))):
         return ErrorLine(error_name(coded.group(1), coded.group(2)), line.strip())
+    missing = _NOT_FOUND.match(line) if failed else None
+    if missing:
+        return ErrorLine(error_name(line.split(":", 1)[0], missing.group(1)), line.strip())
     return None
 
 

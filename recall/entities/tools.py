@@ -34,6 +34,8 @@ _SHELL_TOOLS = words(
     container.exec execute_command run_command powershell"""
 )
 _TEXT_EDITOR = "str_replace_based_edit_tool"
+# Commands whose exit code 1 answers "no" (no line matched, the files differ), not "failed".
+_NO_MATCH_IS_ONE = words("grep egrep fgrep rg ag diff cmp test [ git diff")
 _PATH_KEYS = (
     "file_path", "path", "target_file", "notebook_path", "target_notebook", "filePath", "file",
     "filename", "relative_workspace_path", "absolute_path", "uri",
@@ -73,8 +75,8 @@ def result_mentions(text: str, commands: Sequence[ShellCommand]) -> list[Mention
     if not commands:
         return []
     code = exit_code(text)
-    failed = code not in (None, 0)
     last = commands[-1]
+    failed = code not in (None, 0) and not (code == 1 and last.stem in _NO_MATCH_IS_ONE)
     found = error_lines(text, failed=failed) if failed or "Traceback" in text else []
     if not failed and not found:
         return []
