@@ -107,3 +107,22 @@ def test_bad_values_get_usage_errors(run) -> None:
     assert result.exit_code == 2
     result = run("add", "breadcrumb", "x", "--valid-until", "someday", "--project", "p")
     assert result.exit_code == 1 and "ISO date" in result.output
+
+
+def test_connections_answers_in_text_and_json_and_names_what_it_did_not_find(run) -> None:
+    run("add", "learning", "src/billing/invoice.py rounds per line, not per total", "--project", "shop")
+    text = run("connections", "invoice.py", "--project", "shop")
+    assert text.exit_code == 0 and "file src/billing/invoice.py (shop)" in text.output
+    assert "learning#1" in text.output
+    data = json.loads(run("connections", "src/billing/invoice.py", "--all-projects", "--json").output)
+    assert [e["name"] for e in data["entities"]] == ["src/billing/invoice.py"]
+    assert [r["id"] for r in data["learnings"]] == [1]
+    missing = run("connections", "tax.py", "--project", "shop")
+    assert (
+        missing.exit_code == 1
+        and "no file, symbol, package, command or error named 'tax.py'" in missing.output
+    )
+    both = run("connections", "x", "--project", "shop", "--all-projects")
+    assert both.exit_code == 2 and "not both" in both.output
+    stats = run("stats")
+    assert "entities: file 1, symbol 0" in stats.output

@@ -519,3 +519,46 @@ def test_starting_the_server_loads_no_database_layer_or_model(tmp_path: Path) ->
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert not db.exists()
+
+
+@pytest.mark.anyio
+async def test_connections_and_the_graph_answer_through_the_server(
+    db_path: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with spawned(db_path, isolated_home, workdir) as client:
+            messages = [
+                {"role": "user", "content": "Why does src/billing/invoice.py fail?"},
+                {
+                    "role": "assistant",
+                    "content": "It reads the tax table before src/billing/tax.py loads it.",
+                },
+            ]
+            dumped = await call(client, "memory_dump", title="billing", session_id="s-9", messages=messages)
+            decision = await call(
+                client, "memory_add", type="decision", content="src/billing/invoice.py keeps amounts in cents"
+            )
+
+            found = await call(client, "find_connections", entity="invoice.py")
+            assert [e["name"] for e in found["entities"]] == ["src/billing/invoice.py"]
+            assert [d["id"] for d in found["decisions"]] == [decision["id"]]
+            assert found["sessions"][0]["session_id"] == dumped["session_id"]
+            assert found["sessions"][0]["did"] == {"mentions": 1}
+            none = await client.call_tool("find_connections", {"entity": "nothing.py"})
+            assert not none.is_error and none.structured_content is not None
+            assert none.structured_content["entities"] == [] and "no file" in text_of(none)
+
+            graph = await call(client, "get_knowledge_graph", limit=1)
+            assert graph["total_entities"] == 2 and graph["next_offset"] == 1
+            assert {n["kind"] for n in graph["nodes"]} >= {"entity", "session"}
+            rest = await call(client, "get_knowledge_graph", limit=1, offset=1)
+            assert rest["next_offset"] is None
+            assert "one project" in await refused(client, "get_knowledge_graph", project="*")
+
+            got = await call(client, "memory_get", table="session", id=dumped["session_id"])
+            assert {e["name"] for e in got["record"]["entities"]} == {
+                "src/billing/invoice.py",
+                "src/billing/tax.py",
+            }
+            stats = await call(client, "memory_stats")
+            assert stats["entities"]["file"] == 2
