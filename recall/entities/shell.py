@@ -57,6 +57,7 @@ _VERSION = re.compile(r"(?:\[[^\]]*\])?(?:[<>=!~^]=?.*|@[^/]*)?$")
 _NPM_NAME = re.compile(r"^(@[\w.-]+/)?[\w.-]+")
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "wc"})
 _SEPARATORS = frozenset(";&|()\n")
+_PLAIN_TOKEN = re.compile(r"[;&|()\n]+|[<>]+&?|[^\s;&|()<>]+")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 
 
@@ -101,14 +102,7 @@ def _without_heredocs(text: str) -> str:
 def _segments(text: str) -> list[list[str]]:
     """Token lists between ``&&``, ``||``, ``;``, ``|``, ``&``, ``(`` and new lines outside quotes."""
     text = text.replace("\\;", "\u241f")  # `find -exec ... \;` ends an argument list, not a command
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>\n")
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        tokens = list(lexer)
-    except ValueError:  # an unclosed quote: fall back to the first line's plain words
-        tokens = text.split("\n", 1)[0].split()
+    tokens = _tokens(text)
     segments: list[list[str]] = []
     current: list[str] = []
     skip_target = False
@@ -128,6 +122,21 @@ def _segments(text: str) -> list[list[str]]:
     if current:
         segments.append(current)
     return segments
+
+
+def _tokens(text: str) -> list[str]:
+    """Shell words and operators. Most command lines have no quotes, escapes or comments, and a
+    regex splits them; the rest go through ``shlex``, which is exact but slow."""
+    if not any(char in text for char in "'\"\\#`$"):
+        return _PLAIN_TOKEN.findall(text)
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        return list(lexer)
+    except ValueError:  # an unclosed quote: fall back to the first line's plain words
+        return text.split("\n", 1)[0].split()
 
 
 def _command(tokens: list[str], text: str) -> ShellCommand | None:

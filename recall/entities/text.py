@@ -30,12 +30,12 @@ _NAMED_FILES = words(
     "Jenkinsfile Brewfile CODEOWNERS \\.gitignore \\.gitattributes \\.dockerignore \\.env \\.envrc "
     "\\.npmrc \\.nvmrc \\.editorconfig \\.bashrc \\.zshrc \\.profile"
 )
-_EXT = "|".join(sorted(_EXTENSIONS, key=len, reverse=True))
-_FILE = re.compile(
-    r"(?<![\w$%&=+/.~:\\})\]-])@?"
-    rf"((?:~/|\.{{1,2}}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*\.?[\w@+-][\w@.+-]*\.(?:{_EXT}))"
-    r"(?::\d+(?::\d+)?)?(?![\w/@-]|\.\w)"
-)
+# A file path is found from its extension: a dot, a known extension, then nothing that continues the
+# name; the path is then read leftwards. A regex tried at every position costs ten times as much.
+_DOT_EXT = re.compile(r"\.([A-Za-z0-9]{1,10})\b")
+_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@.+~/-")
+_NOT_BEFORE = frozenset("$%&=:\\})]")  # `{dir}/x.md` and `a=b.py` are not paths of their own
+_PATH = re.compile(r"@?((?:~/|\.{1,2}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*\.?[\w@+-][\w@.+-]*)")
 _NAMED_FILE = re.compile(
     rf"(?<![\w$%&=+/.~:\\}})\]-])@?((?:~/|\.{{1,2}}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*(?:{'|'.join(_NAMED_FILES)}))"
     r"(?![\w/@.-])"
@@ -65,6 +65,11 @@ _NOT_FOUND = re.compile(
 _TSC = re.compile(r"\berror (TS\d{3,5}): (.+)$")
 _FAILED = re.compile(r"^FAILED \S+ - (.+)$")
 _TRACEBACK = "Traceback (most recent call last)"
+# Every error line holds one of these; text without any is not scanned line by line.
+_ERROR_HINTS = (
+    "rror", "xception", "arning", "nterrupt", "Exit", "Fault", "Failure", "Timeout", "fatal", "panic", "** (",
+    "No such file", "Permission denied", "not found",
+)  # fmt: skip
 _EXIT = re.compile(
     r"^(?:Exit code:?|Process exited with code|Command exited with code|exit status|exited with code)"
     r"\s*(-?\d+)|\"exit_?[cC]ode(?:V2)?\"\s*:\s*(-?\d+)",
@@ -94,19 +99,40 @@ class ErrorLine:
 
 def file_paths(text: str) -> list[str]:
     """Paths of files written in ``text``, as written (URLs are not read as paths)."""
-    text = _URL.sub(" ", text[:MAX_TEXT_CHARS])
+    text = _URL.sub(" ", text[:MAX_TEXT_CHARS]) if "://" in text else text[:MAX_TEXT_CHARS]
     found: dict[str, None] = {}
-    for pattern in (_FILE, _NAMED_FILE):
-        for match in pattern.finditer(text):
-            path = match.group(1)
-            if path.lower() not in _NOT_FILES and any(c.isalpha() for c in path):
-                found.setdefault(path, None)
+    for match in _DOT_EXT.finditer(text):
+        path = _path_ending_at(text, match) if match.group(1) in _EXTENSIONS else None
+        if path and path.lower() not in _NOT_FILES and any(c.isalpha() for c in path):
+            found.setdefault(path, None)
+    if "file" in text or "CODEOWNERS" in text or "." in text[:1] or any(c + "." in text for c in " /`'\"(@"):
+        for match in _NAMED_FILE.finditer(text):
+            found.setdefault(match.group(1), None)
     return list(found)
+
+
+def _path_ending_at(text: str, match: re.Match[str]) -> str | None:
+    """The path whose extension ``match`` found, read leftwards from it; None if the name goes on."""
+    end = match.end()
+    after = text[end : end + 2]
+    if after[:1] and (after[0].isalnum() or after[0] in "_/@-"):
+        return None
+    if after[:1] == "." and len(after) > 1 and (after[1].isalnum() or after[1] == "_"):
+        return None  # config.json.bak
+    start = match.start()
+    while start > 0 and text[start - 1] in _PATH_CHARS:
+        start -= 1
+    if start > 0 and text[start - 1] in _NOT_BEFORE:
+        return None
+    path = _PATH.fullmatch(text, start, end)
+    return path.group(1) if path else None
 
 
 def urls(text: str) -> list[tuple[str, str]]:
     """(URL without query and fragment, host) for each web address in ``text``."""
     found: dict[str, str] = {}
+    if "://" not in text:
+        return []
     for match in _URL.finditer(text[:MAX_TEXT_CHARS]):
         raw = match.group(0).rstrip(_URL_TAIL)
         try:
@@ -130,6 +156,8 @@ def error_lines(text: str, *, failed: bool) -> list[ErrorLine]:
     it (a warning, a log line) are not failures and are left alone.
     """
     text = text[:MAX_TEXT_CHARS]
+    if not any(hint in text for hint in _ERROR_HINTS):
+        return []
     traceback = _TRACEBACK in text
     found: dict[str, ErrorLine] = {}
     for line in text.splitlines():

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from recall.connections import known_entities
-from recall.entities.mention import EntityType, Mention, Relation, lookup_key
+from recall.entities.mention import EntityType, Mention, Relation
 from recall.entities.paths import ProjectPaths
 from recall.entities.shell import ShellCommand
 from recall.entities.text import text_mentions
@@ -126,8 +126,7 @@ class _Connector:
         reader = _SessionReader(paths, lambda name: self._is_local(project, name), self._stored_call(written))
         found: list[tuple[sqlite3.Row, list[Mention]]] = []
         for row in rows:
-            message = written.messages.get(row["external_id"])
-            found.append((row, reader.read(row, message.tool_calls if message else None)))
+            found.append((row, reader.read(row, written.messages.get(row["external_id"]))))
         links: list[dict[str, Any]] = []
         for row, mentions in found:  # after the whole read: a file named early may be edited later
             at = row["timestamp"] or session["at"]
@@ -210,7 +209,7 @@ class _Connector:
         key = (project, str(type_), name)
         found = self.ids.get(key)
         if found is None:
-            found = self.ids[key] = self.writer.entity(project, str(type_), name, lookup_key(type_, name))
+            found = self.ids[key] = self.writer.entity(project, str(type_), name)
         return found
 
     def _roots(self, project: str) -> list[str]:
@@ -274,20 +273,23 @@ class _SessionReader:
         self.commands: dict[str, list[ShellCommand]] = {}
         self.files: dict[str, str] = {}  # base name → the one path of that name touched by a tool
 
-    def read(self, row: sqlite3.Row, calls: Sequence[ToolCall] | None) -> list[Mention]:
+    def read(self, row: sqlite3.Row, message: TranscriptMessage | None) -> list[Mention]:
+        """What one stored message touched; ``message`` is the same message in hand, when an import
+        has it (its tool calls carry their full arguments)."""
         kind = row["kind"]
         if kind == "tool_call":
-            return self._call(row, calls)
+            return self._call(row, message.tool_calls if message else None, _call_id(row, message))
         if kind == "tool_result":
-            commands = self.commands.pop(_call_id(row) or "", None)
+            call_id = _call_id(row, message)
+            commands = self.commands.pop(call_id or "", None)
             if commands is None:
-                commands = self._stored_commands(_call_id(row))
+                commands = self._stored_commands(call_id)
             return result_mentions(row["content"], commands)
         if kind == "text" and row["origin"] in _SPOKEN:
             return text_mentions(row["content"], self.paths)
         return []
 
-    def _call(self, row: sqlite3.Row, calls: Sequence[ToolCall] | None) -> list[Mention]:
+    def _call(self, row: sqlite3.Row, calls: Sequence[ToolCall] | None, call_id: str | None) -> list[Mention]:
         if not calls:
             calls = [ToolCall(row["tool_name"] or "", _gist(row["content"], row["tool_name"]))]
         mentions: list[Mention] = []
@@ -302,7 +304,6 @@ class _SessionReader:
                 self.files[base] = (
                     mention.name if self.files.get(base, mention.name) == mention.name else base
                 )
-        call_id = _call_id(row)
         if commands and call_id:
             self.commands[call_id] = commands
         elif commands:  # Cursor puts a call and its output in one message
@@ -317,12 +318,14 @@ class _SessionReader:
         return call_mentions(stored["tool_name"] or "", gist, self.paths, self.is_local)[1]
 
 
-def _call_id(row: sqlite3.Row) -> str | None:
+def _call_id(row: sqlite3.Row, message: TranscriptMessage | None) -> str | None:
     """The id tying a call to its result: Claude's ``tool_use_id``, Codex's ``call_id``."""
-    meta = row["meta"]
-    if not meta or meta == "{}":
+    if message is not None:
+        data = message.meta
+    elif row["meta"] and row["meta"] != "{}":
+        data = json.loads(row["meta"])
+    else:
         return None
-    data = json.loads(meta)
     found = data.get("tool_use_id") or data.get("call_id")
     return found if isinstance(found, str) else None
 

@@ -17,8 +17,10 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
+from recall.entities.mention import lookup_key
 from recall.models import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.records import normalise_tags
@@ -31,9 +33,13 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "learnings": ("content", "detail"),
     "breadcrumbs": ("content", "detail"),
     "session_summaries": ("title", "content"),
-    "entities": ("name", "key"),
+    "entities": ("name",),  # the lookup key is derived from the scrubbed name
     "entity_links": ("detail",),
 }
+# Entity names and command lines repeat across a whole import (`pytest`, `git status`): their scrub
+# is remembered. The kinds redacted are remembered too, so redaction counts stay exact.
+_SHORT_TEXT_TABLES = frozenset({"entities", "entity_links"})
+_scrub_short = lru_cache(maxsize=16_384)(scrub)
 # The owners an entity link can have; each is a foreign key that removes the link with its owner.
 LINK_OWNERS = ("message_id", "decision_id", "learning_id", "breadcrumb_id")
 
@@ -64,7 +70,7 @@ class Writer:
         row: dict[str, Any] = {}
         for column, value in values.items():
             if column in text_columns and isinstance(value, str):
-                result = scrub(value)
+                result = _scrub_short(value) if table in _SHORT_TEXT_TABLES else scrub(value)
                 if result.kinds:
                     self.redactions.update(result.kinds)
                 value = result.text
@@ -112,9 +118,10 @@ class Writer:
         assignments = ", ".join(f"{column} = ?" for column in row)
         self._conn.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", (*row.values(), row_id))
 
-    def entity(self, project: str, type_: str, name: str, key: str) -> int:
+    def entity(self, project: str, type_: str, name: str) -> int:
         """The id of an entity, added (provenance extracted) if the project has none of that name."""
-        row = self.clean("entities", {"project": project, "type": type_, "name": name, "key": key})
+        row = self.clean("entities", {"project": project, "type": type_, "name": name})
+        row["key"] = lookup_key(type_, row["name"])
         found = self._conn.execute(
             "SELECT id FROM entities WHERE project = ? AND type = ? AND name = ?",
             (row["project"], row["type"], row["name"]),
