@@ -225,7 +225,8 @@ def test_patches_name_their_files_hunk_symbols_and_added_definitions() -> None:
 def test_file_paths_in_prose_need_a_file_extension_and_are_not_libraries() -> None:
     text = (
         "See src/auth/session.py:42 and ./lib/x.ex, also /home/a/repo/README.md. We use Node.js, "
-        "github.com, e.g. v1.2.3 and highlight.js. Check the Makefile, .gitignore and @src/y.ts, and "
+        "github.com, e.g. v1.2.3 and highlight.js. Check the Makefile, .gitignore and @src/y.ts, not "
+        "~/.codex/skills/**/SKILL.md or {baseDir}/SKILL.md, and "
         "https://github.com/org/repo/blob/main/z.py"
     )
     assert file_paths(text) == [

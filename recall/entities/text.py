@@ -34,7 +34,7 @@ _NAMED_FILES = words(
 # name; the path is then read leftwards. A regex tried at every position costs ten times as much.
 _DOT_EXT = re.compile(r"\.([A-Za-z0-9]{1,10})\b")
 _PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@.+~/-")
-_NOT_BEFORE = frozenset("$%&=:\\})]")  # `{dir}/x.md` and `a=b.py` are not paths of their own
+_NOT_BEFORE = frozenset("$%&=:\\})]*?")  # `{dir}/x.md`, `a=b.py`, `**/x.md` are not paths of their own
 _PATH = re.compile(r"@?((?:~/|\.{1,2}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*\.?[\w@+-][\w@.+-]*)")
 _NAMED_FILE = re.compile(
     rf"(?<![\w$%&=+/.~:\\}})\]-])@?((?:~/|\.{{1,2}}/|/)?(?:\.?[\w@+-][\w@.+-]*/)*(?:{'|'.join(_NAMED_FILES)}))"
