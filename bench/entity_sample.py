@@ -38,14 +38,16 @@ def sample(count: int, seed: int) -> list[dict[str, object]]:
     from recall.ingest import run_import
     from recall.store import Store
 
-    with tempfile.TemporaryDirectory(prefix="recall-entity-sample-") as tmp:
-        with Store(Path(tmp) / "sample.db", embed_on_write=False) as store:
-            for host, paths in REAL.items():
-                run_import(store, [get_adapter(host)], paths=paths, embed_budget_seconds=0)
-            conn = store.connection
-            ids = [row[0] for row in conn.execute("SELECT id FROM entities ORDER BY id")]
-            chosen = sorted(random.Random(seed).sample(ids, min(count, len(ids))))
-            return [_evidence(conn, entity_id) for entity_id in chosen] + [{"population": len(ids)}]
+    with (
+        tempfile.TemporaryDirectory(prefix="recall-entity-sample-") as tmp,
+        Store(Path(tmp) / "sample.db", embed_on_write=False) as store,
+    ):
+        for host, paths in REAL.items():
+            run_import(store, [get_adapter(host)], paths=paths, embed_budget_seconds=0)
+        conn = store.connection
+        ids = [row[0] for row in conn.execute("SELECT id FROM entities ORDER BY id")]
+        chosen = sorted(random.Random(seed).sample(ids, min(count, len(ids))))
+        return [_evidence(conn, entity_id) for entity_id in chosen] + [{"population": len(ids)}]
 
 
 def _evidence(conn, entity_id: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
