@@ -21,7 +21,7 @@ from recall.errors import InvalidInput
 if TYPE_CHECKING:
     from recall.store import Store
 
-RECENT_SESSIONS = 30  # related entities are looked for in this many of the latest sessions
+RECENT_SESSIONS = 10  # related entities are looked for in this many of the latest sessions
 MAX_LIMIT = 200
 MAX_GRAPH_NODES = 500
 _RECORD_OWNERS = {"decision": "decision_id", "learning": "learning_id", "breadcrumb": "breadcrumb_id"}
@@ -208,7 +208,7 @@ def _records(conn: sqlite3.Connection, ids: Sequence[int], limit: int) -> list[R
                        r.importance
                 FROM {kind}s r
                 WHERE r.id IN (SELECT {owner} FROM entity_links WHERE entity_id IN ({marks})
-                               AND {owner} IS NOT NULL)
+                               AND message_id IS NULL AND {owner} IS NOT NULL)
                 ORDER BY ({extra} IS NOT NULL AND {extra} != 'active'), r.created_at DESC LIMIT ?""",
             (*ids, limit),
         ).fetchall()
@@ -216,74 +216,89 @@ def _records(conn: sqlite3.Connection, ids: Sequence[int], limit: int) -> list[R
     return found
 
 
+def _latest_sessions(conn: sqlite3.Connection, ids: Sequence[int], count: int) -> dict[int, str]:
+    """The ``count`` sessions that touched the entities last, with when: each entity's links are read
+    newest first down its index and reading stops at ``count`` sessions, so a hub like ``pytest``
+    costs no more than a file touched twice."""
+    latest: dict[int, str] = {}
+    for entity_id in ids:
+        seen: dict[int, str] = {}
+        rows = conn.execute(
+            "SELECT session_id, at FROM entity_links WHERE entity_id = ? AND session_id IS NOT NULL "
+            "ORDER BY at DESC",
+            (entity_id,),
+        )
+        for session_id, at in rows:
+            if session_id not in seen:
+                seen[session_id] = at
+                if len(seen) == count:
+                    break
+        for session_id, at in seen.items():
+            latest[session_id] = max(latest.get(session_id, ""), at)
+    newest = sorted(latest, key=lambda s: (latest[s], s), reverse=True)[:count]
+    return {s: latest[s] for s in newest}
+
+
 def _sessions(conn: sqlite3.Connection, ids: Sequence[int], limit: int) -> list[SessionTouch]:
     """Sessions that touched the entities, the latest first, each with what it did and how often."""
-    marks = ", ".join("?" for _ in ids)
-    rows = conn.execute(
-        f"""SELECT session_id, relation, count(*) AS times, max(at) AS last_at FROM entity_links
-            WHERE entity_id IN ({marks}) AND session_id IS NOT NULL GROUP BY session_id, relation""",
-        ids,
-    ).fetchall()
-    did: dict[int, dict[str, int]] = {}
-    last: dict[int, str] = {}
-    for session_id, relation, times, last_at in rows:
-        did.setdefault(session_id, {})[relation] = times
-        last[session_id] = max(last.get(session_id, ""), last_at)
-    newest = sorted(last, key=lambda s: (last[s], s), reverse=True)[:limit]
-    if not newest:
+    last = _latest_sessions(conn, ids, limit)
+    if not last:
         return []
+    marks = ", ".join("?" for _ in ids)
+    smarks = ", ".join("?" for _ in last)
+    did: dict[int, dict[str, int]] = {}
+    for session_id, relation, times in conn.execute(
+        f"""SELECT session_id, relation, count(*) FROM entity_links
+            WHERE session_id IN ({smarks}) AND entity_id IN ({marks}) GROUP BY session_id, relation""",
+        (*last, *ids),
+    ):
+        did.setdefault(session_id, {})[relation] = times
     info = {
         row[0]: row
         for row in conn.execute(
             f"""SELECT s.id, s.project, s.host, coalesce(s.title, ss.title), s.started_at, ss.id FROM sessions s
-                LEFT JOIN session_summaries ss ON ss.session_id = s.id
-                WHERE s.id IN ({", ".join("?" for _ in newest)})""",
-            newest,
+                LEFT JOIN session_summaries ss ON ss.session_id = s.id WHERE s.id IN ({smarks})""",
+            list(last),
         )
     }
     return [
-        SessionTouch(s, info[s][1], info[s][2], info[s][3], info[s][4], last[s], did[s], info[s][5])
-        for s in newest
+        SessionTouch(s, info[s][1], info[s][2], info[s][3], info[s][4], last[s], did.get(s, {}), info[s][5])
+        for s in last
         if s in info
     ]
 
 
 def _related(conn: sqlite3.Connection, ids: Sequence[int], limit: int) -> list[Related]:
     """Files edited and errors hit in the latest sessions that touched the entities, the definitions a
-    file holds and the file or command an entity came within."""
+    file holds and the file or command an entity came within; the most frequent of each, in SQL."""
     marks = ", ".join("?" for _ in ids)
-    recent = [
-        row[0]
-        for row in conn.execute(
-            f"""SELECT session_id FROM entity_links WHERE entity_id IN ({marks}) AND session_id IS NOT NULL
-                GROUP BY session_id ORDER BY max(at) DESC LIMIT ?""",
-            (*ids, RECENT_SESSIONS),
-        )
-    ]
+    recent = list(_latest_sessions(conn, ids, RECENT_SESSIONS))
     counted: list[tuple[int, str, int]] = []
     if recent:
         smarks = ", ".join("?" for _ in recent)
         counted += conn.execute(
-            f"""SELECT entity_id, CASE relation WHEN 'edited' THEN 'edited_with' ELSE 'failed_with' END,
-                       count(DISTINCT session_id) AS sessions
-                FROM entity_links WHERE session_id IN ({smarks}) AND relation IN ('edited', 'failed_on')
-                AND entity_id NOT IN ({marks}) GROUP BY entity_id, relation""",
-            (*recent, *ids),
+            f"""SELECT l.entity_id, CASE l.relation WHEN 'edited' THEN 'edited_with' ELSE 'failed_with' END,
+                       count(DISTINCT l.session_id) AS sessions
+                FROM entity_links l JOIN entities e ON e.id = l.entity_id
+                WHERE l.session_id IN ({smarks}) AND l.entity_id NOT IN ({marks})
+                AND ((l.relation = 'edited' AND e.type = 'file') OR (l.relation = 'failed_on' AND e.type = 'error'))
+                GROUP BY l.entity_id, l.relation ORDER BY sessions DESC, l.entity_id LIMIT ?""",
+            (*recent, *ids, limit),
         ).fetchall()
     counted += conn.execute(
-        f"""SELECT entity_id, 'holds', count(*) FROM entity_links WHERE via_id IN ({marks})
-            GROUP BY entity_id
+        f"""SELECT * FROM (SELECT entity_id, 'holds', count(*) AS n FROM entity_links WHERE via_id IN ({marks})
+                           GROUP BY entity_id ORDER BY n DESC, entity_id LIMIT ?)
             UNION ALL
-            SELECT via_id, 'within', count(*) FROM entity_links WHERE entity_id IN ({marks})
-            AND via_id IS NOT NULL GROUP BY via_id""",
-        (*ids, *ids),
+            SELECT * FROM (SELECT via_id, 'within', count(*) AS n FROM entity_links WHERE entity_id IN ({marks})
+                           AND via_id IS NOT NULL GROUP BY via_id ORDER BY n DESC, via_id LIMIT ?)""",
+        (*ids, limit, *ids, limit),
     ).fetchall()
     entities = _entity_refs(conn, {row[0] for row in counted})
     asked = {t for (t,) in conn.execute(f"SELECT DISTINCT type FROM entities WHERE id IN ({marks})", ids)}
     related = [
         Related(entities[entity_id], _how(how, entities[entity_id].type, asked), count)
         for entity_id, how, count in counted
-        if entity_id in entities and _fits(entities[entity_id].type, how)
+        if entity_id in entities
     ]
     # What the entity holds or lies in comes before what merely shared a session with it.
     related.sort(key=lambda r: (r.how in ("edited_with", "failed_with"), -r.count, r.how, r.entity.name))
@@ -302,15 +317,6 @@ def _how(how: str, type_: str, asked: set[str]) -> str:
             EntityType(type_), "within"
         )
     return how
-
-
-def _fits(type_: str, how: str) -> bool:
-    """Co-edited means files, failed-with means errors; the rest of those sessions is noise here."""
-    if how == "edited_with":
-        return type_ == EntityType.FILE
-    if how == "failed_with":
-        return type_ == EntityType.ERROR
-    return True
 
 
 def _entity_refs(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, EntityRef]:

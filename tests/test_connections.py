@@ -79,7 +79,7 @@ def edit_calls(folder: Path) -> Iterator[tuple[str, str, str]]:
 
 def test_every_file_a_session_edited_through_a_tool_call_is_connected_to_that_session(real: Store) -> None:
     calls = [*edit_calls(SPOTTER), *edit_calls(PI)]
-    assert len(calls) >= 150  # 32 spotter edits and writes, 137 pi-mono ones
+    assert len(calls) == 177  # 40 spotter edits and writes, 137 pi-mono ones
     missing = []
     for tool_id, target, cwd in calls:
         expected = os.path.relpath(target, cwd) if target.startswith(cwd + "/") else target

@@ -41,7 +41,10 @@ CREATE TABLE entity_links (
     CHECK ((message_id IS NOT NULL) + (decision_id IS NOT NULL) + (learning_id IS NOT NULL)
            + (breadcrumb_id IS NOT NULL) = 1)
 );
-CREATE INDEX entity_links_entity ON entity_links (entity_id, at);
+-- Newest first per entity, covering what connections read (sessions, via) without the table.
+CREATE INDEX entity_links_entity ON entity_links (entity_id, at, session_id, via_id);
+-- The few links of records, apart from the many of messages.
+CREATE INDEX entity_links_records ON entity_links (entity_id) WHERE message_id IS NULL;
 CREATE INDEX entity_links_session ON entity_links (session_id, relation, entity_id);
 CREATE INDEX entity_links_via ON entity_links (via_id) WHERE via_id IS NOT NULL;
 CREATE UNIQUE INDEX entity_links_message ON entity_links (message_id, entity_id, relation)

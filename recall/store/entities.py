@@ -120,6 +120,8 @@ class _Connector:
         ).fetchone()
         rows = self._messages(written, mark[0] if mark else 0)
         if not rows:
+            if mark is None:  # nothing to read (its messages were forgotten): connected all the same
+                self.writer.mark_connected(written.session_id, 0)
             return 0
         project = session["project"]
         paths = ProjectPaths(session["cwd"], self._roots(project))
