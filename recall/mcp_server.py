@@ -858,6 +858,9 @@ def _record_text(table: str, id: int, row: dict[str, Any] | None) -> str:
             prefix = "  > " if quoted else "  "
             lines.append(f"{key}:")
             lines.extend(prefix + line for line in str(value).splitlines())
+        elif key == "entities":
+            lines.append("entities:" + ("" if value else " none"))
+            lines.extend(f"  {e['relation']} {e['type']} {e['name']} ({e['times']})" for e in value)
         elif key not in ("kind", "id"):
             lines.append(f"{key}: {value}")
     return "\n".join(lines)

@@ -126,3 +126,4 @@ def test_connections_answers_in_text_and_json_and_names_what_it_did_not_find(run
     assert both.exit_code == 2 and "not both" in both.output
     stats = run("stats")
     assert "entities: file 1, symbol 0" in stats.output
+    assert "entities:\n  mentions file src/billing/invoice.py (1)" in run("show", "learning", "1").output

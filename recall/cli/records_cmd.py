@@ -74,6 +74,10 @@ def show(app: AppContext, kind: str, row_id: int, as_json: bool) -> None:
     for key, value in row.items():
         if key in ("content", "detail") and value:
             click.echo(f"{key}:\n  " + str(value).replace("\n", "\n  "))
+        elif key == "entities":
+            click.echo("entities:" + ("" if value else " none"))
+            for entity in value:
+                click.echo(f"  {entity['relation']} {entity['type']} {entity['name']} ({entity['times']})")
         else:
             click.echo(f"{key}: {value}")
 
