@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlsplit
 from adapters._facts import tool_facts
 from adapters._text import IMAGE_MARKER, TEXT_CAP, clean, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions
-from recall.transcript import Cut, MessageKind, Origin, ParseReport, Role, TranscriptMessage
+from recall.transcript import Cut, MessageKind, Origin, ParseReport, Role, ToolCall, TranscriptMessage
 
 HOST = "cursor"
 
@@ -97,6 +97,7 @@ class Parts:
             kind=kind,
             tool_name=names[0] if names else None,
             meta={k: v for k, v in {**(meta or {}), **self.facts()}.items() if v not in (None, "")},
+            tool_calls=tuple(ToolCall(name, args) for name, args in self.calls),
         )
 
     def facts(self) -> dict[str, Any]:

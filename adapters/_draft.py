@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters._text import TEXT_CAP, clean
-from recall.transcript import Cut, MessageKind, Origin, Role, Transcript, TranscriptMessage
+from recall.transcript import Cut, MessageKind, Origin, Role, ToolCall, Transcript, TranscriptMessage
 
 
 @dataclass(slots=True, eq=False)
@@ -30,6 +30,7 @@ class Draft:
     meta: dict[str, Any] = field(default_factory=dict)
     limit: int = TEXT_CAP
     parts: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
 
     def add(self, text: object) -> None:
         if isinstance(text, str) and text.strip():
@@ -55,6 +56,7 @@ class Draft:
             kind=self.kind,
             tool_name=self.tool_name,
             meta={k: v for k, v in self.meta.items() if v is not None},
+            tool_calls=tuple(self.calls),
         )
 
 

@@ -56,7 +56,7 @@ from adapters._jsonl import (
 )
 from adapters._text import IMAGE_MARKER, result_text, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions, first_objects
-from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
+from recall.transcript import MessageKind, Origin, ParseReport, Role, ToolCall, Transcript
 
 HOST = "claude"
 _INJECTED_PREFIXES = (
@@ -554,6 +554,7 @@ class _FileReader:
             limit=tool_call_limit(name, self.options.tool_text_cap),
         )
         draft.add(tool_call_text(name, block.get("input")))
+        draft.calls.append(ToolCall(name, block.get("input")))
         session.add(draft)
 
     def _tool_result(

@@ -58,7 +58,7 @@ from adapters._jsonl import (
 )
 from adapters._text import IMAGE_MARKER, result_text, tool_call_limit, tool_call_text
 from adapters.base import ReadOptions, first_objects
-from recall.transcript import MessageKind, Origin, ParseReport, Role, Transcript
+from recall.transcript import MessageKind, Origin, ParseReport, Role, ToolCall, Transcript
 
 HOST = "codex"
 SESSION_INDEX = "session_index.jsonl"
@@ -582,6 +582,7 @@ class _RolloutReader:
             },
             limit=tool_call_limit(name, self.options.tool_text_cap),
         )
+        draft.calls.append(ToolCall(name, arguments))
         self._add(draft, tool_call_text(name, arguments))
 
     def _tool_output(self, line_no: int, item: dict[str, Any], when: datetime | None) -> None:

@@ -1,17 +1,19 @@
 """Import throughput: generated host transcripts through the real `recall import` path.
 
-Generates a corpus (default 100,000 messages over 400 sessions: prose of realistic lengths, tool
-calls and tool output, a planted secret in about one message in fifty), imports it into a fresh
-database with embeddings off (the issue's figure excludes them), and reports messages per second
-end to end: discovery, parsing, scrubbing, SQLite and FTS5 writes, and per second of this process's
-CPU time (what wall time loses on a machine shared with other work). A second run over the same
-files measures the unchanged-file skip.
+Generates a corpus (default 100,000 messages over 400 sessions: prose of realistic lengths that
+now and then names a file, tool calls (test runs, edits adding a function and an import, file reads)
+and tool output, one test run in ten failing with a traceback, a planted secret in about one message
+in fifty), imports it into a fresh database with embeddings off (the issue's figure excludes them),
+and reports messages per second end to end: discovery, parsing, scrubbing, SQLite and FTS5 writes,
+and connecting messages to the entities they touched (adr/0019). A second run over the same files
+measures the unchanged-file skip.
 
 ``--host`` picks the format (default Claude Code JSONL): ``opencode`` writes an ``opencode.db`` of
 the 1.2+ schema, ``pi`` v3 session files, ``gemini`` append-only JSONL chats in which every message
 with tool calls is written twice (running, then finished) and ``$set`` lines follow each turn.
 
     python bench/import_bench.py [--messages 100000] [--host claude|opencode|pi|gemini] [--json]
+    python bench/import_bench.py --without-connections   # the same import with the connect stage off
     python bench/import_bench.py --messages 5000 --embed   # then embed the text messages (real model)
 
 ``--embed`` adds what the issue's embedding figure measures: after the import, the messages people and
@@ -60,11 +62,43 @@ SECRETS = [
 ]
 
 
+MODULES = ("store", "search", "ingest", "brief", "scrub", "server", "client", "cache", "auth", "billing")
+
+
 def _prose(rng: random.Random, low: int, high: int) -> str:
     words = [
         WORDS[min(int(rng.paretovariate(1.1)) - 1, len(WORDS) - 1)] for _ in range(rng.randint(low, high))
     ]
+    if rng.random() < 0.2:  # people and agents name files now and then
+        words.insert(rng.randrange(len(words) + 1), f"src/{rng.choice(MODULES)}/{rng.choice(WORDS)}.py")
     return " ".join(words).capitalize() + "."
+
+
+def _tool_call(rng: random.Random, s: int, i: int) -> dict[str, object]:
+    """A test run, an edit that adds a function and an import, or a read, in Claude Code's shape."""
+    path = f"/home/dev/proj{s % 12}/src/{rng.choice(MODULES)}/{rng.choice(WORDS)}.py"
+    roll = rng.random()
+    if roll < 0.5:
+        name, args = "Bash", {"command": f"pytest -q tests/test_{rng.choice(WORDS)}.py"}
+    elif roll < 0.8:
+        body = f"def {rng.choice(WORDS)}_{rng.choice(WORDS)}(value):\n    import {rng.choice(('numpy', 'httpx', 'yaml'))}\n"
+        name, args = (
+            "Edit",
+            {"file_path": path, "old_string": "pass", "new_string": body + "    return value"},
+        )
+    else:
+        name, args = "Read", {"file_path": path}
+    return {"type": "tool_use", "id": f"toolu_{s}_{i}", "name": name, "input": args}
+
+
+def _tool_output(rng: random.Random) -> str:
+    output = "\n".join(_prose(rng, 5, 20) for _ in range(rng.randint(2, 60)))
+    if rng.random() < 0.1:
+        output = (
+            f'Exit code 1\n{output}\nTraceback (most recent call last):\n  File "x.py", line 3\n'
+            f"KeyError: '{rng.choice(WORDS)}'"
+        )
+    return output
 
 
 def generate(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
@@ -92,7 +126,7 @@ def generate(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
                     text += " key " + rng.choice(SECRETS)(rng)
                 base["message"] = {"role": "user", "content": text}
             elif i % 2 == 0:
-                output = "\n".join(_prose(rng, 5, 20) for _ in range(rng.randint(2, 60)))
+                output = _tool_output(rng)
                 if rng.random() < 0.05:
                     output += "\nexport TOKEN=" + rng.choice(SECRETS)(rng)
                 base["message"] = {"role": "user", "content": [
@@ -100,8 +134,7 @@ def generate(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
             elif roll < 0.4:
                 base["type"] = "assistant"
                 base["message"] = {"id": f"msg_{s}_{i}", "role": "assistant", "model": "claude-sonnet-4-5",
-                                   "content": [{"type": "tool_use", "id": f"toolu_{s}_{i}", "name": "Bash",
-                                                "input": {"command": f"pytest -q tests/test_{rng.choice(WORDS)}.py"}}]}  # fmt: skip
+                                   "content": [_tool_call(rng, s, i)]}  # fmt: skip
             else:
                 base["type"] = "assistant"
                 base["message"] = {"id": f"msg_{s}_{i}", "role": "assistant", "model": "claude-sonnet-4-5",
@@ -278,10 +311,19 @@ def generate_opencode(folder: Path, messages: int, sessions: int, seed: int = 7)
 GENERATORS = {"claude": generate, "opencode": generate_opencode, "pi": generate_pi, "gemini": generate_gemini}
 
 
-def run(messages: int, sessions: int, embed: bool = False, host: str = "claude") -> dict[str, object]:
+def run(
+    messages: int, sessions: int, embed: bool = False, host: str = "claude", connections: bool = True
+) -> dict[str, object]:
     from adapters import get_adapter
     from recall.ingest import run_import
     from recall.store import Store
+
+    if not connections:  # measure what the connect stage costs: the same import without it
+        import recall.store.entities
+        import recall.store.transcripts
+
+        recall.store.transcripts.connect_written = lambda *args: 0  # type: ignore[assignment]
+        recall.store.entities.connect_pending = lambda *args, **kwargs: 0  # type: ignore[assignment]
 
     with tempfile.TemporaryDirectory(prefix="recall-import-bench-") as tmp:
         root = Path(tmp)
@@ -316,6 +358,8 @@ def run(messages: int, sessions: int, embed: bool = False, host: str = "claude")
         ),  # this process's CPU time: what a shared machine leaves out
         "messages_per_cpu_second": round(first.messages_added / first_cpu),
         "secrets_redacted": dict(first.redactions),
+        "links": first.links,
+        "connections": connections,
         "second_run_seconds": round(second_seconds, 3),
         "second_run_messages_added": second.messages_added,
         "second_run_files_unchanged": second.files_unchanged,
@@ -345,11 +389,14 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=400)
     parser.add_argument("--host", choices=sorted(GENERATORS), default="claude", help="transcript format")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--without-connections", action="store_true", help="turn the connect stage off")
     parser.add_argument(
         "--embed", action="store_true", help="then embed the text messages with the real model"
     )
     args = parser.parse_args()
-    result = run(args.messages, args.sessions, args.embed, args.host)
+    result = run(
+        args.messages, args.sessions, args.embed, args.host, connections=not args.without_connections
+    )
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -362,6 +409,7 @@ def main() -> None:
         f"{result['messages_per_cpu_second']:,} messages per CPU second"
     )
     print(f"secrets redacted: {result['secrets_redacted']}")
+    print(f"entity links: {result['links']:,}" + ("" if result["connections"] else " (connect stage off)"))
     print(
         f"second run: {result['second_run_messages_added']} added, {result['second_run_files_unchanged']} files "
         f"skipped unchanged, {result['second_run_seconds']} s"

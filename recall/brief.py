@@ -61,6 +61,16 @@ THIN_COSINE, THIN_COVERAGE = 0.35, 0.3
 # own, so a flood of matching messages cannot crowd out the records that steer the work, and each
 # section is ranked by the search that filled it (hybrid scores compare only within one search).
 _SEARCHES: tuple[tuple[str | None, int], ...] = (("decision", 8), ("breadcrumb", 5), (None, 20))
+# Records that mention an entity the task names (a file, symbol, command) are about the task by
+# construction: they rank with the best search hits. The latest sessions that touched it follow.
+CONNECTED_SCORE, CONNECTED_SESSION_SCORE = 1.0, 0.5
+_ITEM_BASE = "id, project, created_at, provenance, content, importance"
+_ITEM_SQL = {
+    "decision": f"SELECT {_ITEM_BASE}, detail, status, confidence FROM decisions",
+    "learning": f"SELECT {_ITEM_BASE}, detail, confidence FROM learnings",
+    "breadcrumb": f"SELECT {_ITEM_BASE}, detail, valid_until FROM breadcrumbs",
+    "session_summary": f"SELECT {_ITEM_BASE}, title FROM session_summaries",
+}
 _WORDS = re.compile(r"[^\W_]+")
 _NARRATION = re.compile(
     r"^(?:now\b|let me\b|let's\b|i'll\b|i will\b|next\b|ok\b|okay\b|good\b|great\b|perfect\b|done\b|"
@@ -323,11 +333,38 @@ def _related(store: Store, task: str, project: str | None, embedder: Embedder | 
                 continue  # neither shares a word with the task nor comes close in meaning
             found.setdefault((hit.kind, hit.id), hit)
     now = to_db_time(utc_now()) or ""
-    items = [_from_hit(hit) for hit in found.values() if _in_force(hit, now) and _says_something(hit)]
+    found_items = {
+        (hit.kind, hit.id): _from_hit(hit)
+        for hit in found.values()
+        if _in_force(hit, now) and _says_something(hit)
+    }
+    for item in _connected(store, task, project, now):
+        searched = found_items.get((item.kind, item.id))
+        found_items[(item.kind, item.id)] = item if searched is None else replace(searched, score=item.score)
     with store.reading() as conn:
-        items = [item for item in _with_extraction(conn, items) if item.confident]
+        items = [item for item in _with_extraction(conn, list(found_items.values())) if item.confident]
     items.sort(key=lambda item: item.created_at, reverse=True)
     items.sort(key=lambda item: (-(item.score or 0.0), -(item.importance or 0)))
+    return items
+
+
+def _connected(store: Store, task: str, project: str | None, now: str) -> list[BriefItem]:
+    """Records that mention an entity the task names (a file, symbol, command, package, error), scored
+    above any search hit, and the summaries of the latest sessions that touched it (adr/0019)."""
+    from recall.connections import task_connections
+
+    items: list[BriefItem] = []
+    with store.reading() as conn:
+        found = task_connections(conn, task, project)
+        wanted = [*found.records, *(("session_summary", i) for i in found.summaries)]
+        for kind, row_id in wanted:
+            row = conn.execute(f"{_ITEM_SQL[kind]} WHERE id = ?", (row_id,)).fetchone()
+            if row is None or (kind == "decision" and row["status"] != "active"):
+                continue
+            if kind == "breadcrumb" and row["valid_until"] is not None and row["valid_until"] <= now:
+                continue
+            score = CONNECTED_SCORE if kind != "session_summary" else CONNECTED_SESSION_SCORE
+            items.append(BriefItem(kind=kind, score=score, **dict(row)))
     return items
 
 

@@ -53,6 +53,7 @@ class ImportSummary:
     redactions: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     summaries: int = 0
+    links: int = 0  # entity links added: what messages and records touched (recall.connections)
     dry_run: bool = False
     embedding: dict[str, Any] = field(default_factory=dict)
     searched: list[str] = field(default_factory=list)  # where transcripts were looked for, when none were
@@ -69,6 +70,7 @@ class ImportSummary:
             "sessions": {"new": self.sessions_new, "updated": self.sessions_updated},
             "messages": {"added": self.messages_added, "updated": self.messages_updated},
             "summaries": self.summaries,
+            "links": self.links,
             "lines_read": self.lines_read,
             "skipped": dict(self.skipped.most_common()),
             "non_utf8_names": self.non_utf8_names,
@@ -148,6 +150,7 @@ def run_import(
     `recall embed` (or the next import).
     """
     from adapters.base import ReadOptions
+    from recall.store.entities import connect_pending
 
     if paths:
         missing = [path_text(p) for p in paths if not p.exists()]
@@ -168,6 +171,7 @@ def run_import(
         progress(len(sources), len(sources), "")
     if not dry_run:
         summary.summaries = write_due_summaries(store)
+        summary.links += connect_pending(store)
     wanted = embedder is not None and embed_budget_seconds > 0 and not dry_run
     if wanted and (summary.messages_added or _anything_pending(store, embedder)):
         summary.embedding = _embed_within(store, embedder, embed_budget_seconds)
@@ -340,6 +344,7 @@ def _add(summary: ImportSummary, outcome: Any) -> None:
             summary.sessions_updated += 1
     summary.messages_added += outcome.added
     summary.messages_updated += outcome.updated
+    summary.links += outcome.links
     summary.redactions.update(outcome.redactions)
     summary.skipped.update(outcome.forgotten)
 

@@ -36,6 +36,7 @@ from recall.results import Page, Record, SearchResults, Stats
 if TYPE_CHECKING:
     from adapters.base import HostAdapter
     from recall.brief import CatchUp, ContextBrief
+    from recall.connections import Connections, Graph
     from recall.decision_log import DecisionLog
     from recall.doctor import Section
     from recall.dump import DumpResult
@@ -337,6 +338,26 @@ class Memory:
 
         scope = None if project in (None, ALL_PROJECTS) else project
         return backfill(self.store, project=scope, rebuild=rebuild, progress=progress)
+
+    # -- connections: the files, commands, errors and packages rows touched (adr/0019) -----------------
+
+    def connections(self, entity: str, *, project: str | None = None, limit: int = 10) -> Connections:
+        """What memory links to a file, symbol, package, command or error: the records mentioning it,
+        the sessions that touched it (newest first) and what was seen with it."""
+        from recall.connections import find_connections
+
+        return find_connections(self.store, entity, self.scope(project), limit=limit)
+
+    def knowledge_graph(
+        self, *, project: str | None = None, limit: int = 100, offset: int = 0, types: Sequence[str] = ()
+    ) -> Graph:
+        """One page of a project's graph: its most connected entities, the rows linked to them, the edges."""
+        from recall.connections import knowledge_graph
+
+        scope = self.scope(project)
+        if scope is None:
+            raise InvalidInput("a graph belongs to one project: name it, or leave project out")
+        return knowledge_graph(self.store, scope, limit=limit, offset=offset, types=types)
 
     # -- finding -----------------------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ def _resolve(raw: str) -> str:
             name = _origin_repo_name(git_dir)
             return name or work_root.name or UNKNOWN_PROJECT
         return start.resolve().name or UNKNOWN_PROJECT
-    pure = PureWindowsPath(raw) if _WINDOWS_PATH.match(raw) else PurePosixPath(raw.replace("\\", "/"))
+    pure = pure_path(raw)
     owner = _worktree_owner(pure)
     if owner is not None:
         return _resolve(str(owner)) if Path(owner).exists() else owner.name or UNKNOWN_PROJECT
@@ -81,20 +81,56 @@ def _worktree_owner(path: PurePosixPath | PureWindowsPath) -> PurePosixPath | Pu
 
     A plain ``worktrees`` folder is not enough: people keep projects in folders of that name.
     """
+    layout = _worktree_layout(path)
+    return None if layout is None else layout[0]
+
+
+def _worktree_layout(
+    path: PurePosixPath | PureWindowsPath,
+) -> tuple[PurePosixPath | PureWindowsPath, PurePosixPath | PureWindowsPath] | None:
+    """(the repository folder, the worktree's own folder) of a path in a known worktree layout."""
     parts = path.parts
     for i in range(len(parts) - 2, 0, -1):
         below = parts[i + 1 :]
         if parts[i] == "worktrees" and parts[i - 1] == ".claude":
-            return type(path)(*parts[: i - 1])
+            return type(path)(*parts[: i - 1]), type(path)(*parts[: i + 2])
         if parts[i] == "worktrees" and parts[i - 1] == ".codex" and len(below) >= 2:
-            return type(path)(
-                *parts[: i + 3]
-            )  # ~/.codex/worktrees/<id>/<repo>: the checkout is named after it
+            # ~/.codex/worktrees/<id>/<repo>: the checkout is named after its repository.
+            return type(path)(*parts[: i + 3]), type(path)(*parts[: i + 3])
         if parts[i] == ".worktrees":
-            return type(path)(*parts[:i])
+            return type(path)(*parts[:i]), type(path)(*parts[: i + 2])
         if parts[i].endswith(_WORKTREES_SUFFIX) and len(parts[i]) > len(_WORKTREES_SUFFIX):
-            return type(path)(*parts[:i], parts[i].removesuffix(_WORKTREES_SUFFIX))
+            owner = type(path)(*parts[:i], parts[i].removesuffix(_WORKTREES_SUFFIX))
+            return owner, type(path)(*parts[: i + 2])
     return None
+
+
+def pure_path(raw: str) -> PurePosixPath | PureWindowsPath:
+    """``raw`` as a path of the system that wrote it (a transcript may come from Windows)."""
+    return PureWindowsPath(raw) if _WINDOWS_PATH.match(raw) else PurePosixPath(raw.replace("\\", "/"))
+
+
+def worktree_folder(raw: str) -> str | None:
+    """The folder of the worktree ``raw`` lies in, when a known layout says so; else None."""
+    layout = _worktree_layout(pure_path(raw))
+    return None if layout is None else str(layout[1])
+
+
+@lru_cache(maxsize=4096)
+def checkout_root(raw: str) -> str:
+    """The top folder of the checkout a working directory lies in, spelt as given.
+
+    That is the git work tree when the folder exists here (a worktree's own folder, not its main
+    repository's), else the worktree folder of a known layout, else the folder itself. Paths that
+    sessions touched are named relative to it, so one file has one name in every checkout.
+    """
+    local = Path(raw).expanduser()
+    if local.is_dir():
+        for folder in (local, *local.parents):
+            if (folder / ".git").exists():
+                return str(folder)
+        return raw
+    return worktree_folder(raw) or raw
 
 
 def _git_root(start: Path) -> tuple[Path, Path] | None:

@@ -118,6 +118,8 @@ class Stats:
     decisions_by_status: dict[str, int]
     breadcrumbs_expired: int
     keyword_index: dict[str, Any]
+    entities: dict[str, int] = field(default_factory=dict)  # per type: files, commands, errors, ...
+    sessions_unconnected: int = 0  # sessions the connect stage has not read yet
     embeddings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -50,10 +50,25 @@ class Cut(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call as the host wrote it: the name and the full arguments (an object, list or text).
+
+    The stored message keeps only a one-line gist of a call; the arguments travel beside it so the
+    import can read what the call touched (the files an edit changed, the definitions it added)
+    without storing whole file bodies. They are never written to the database as they are.
+    """
+
+    name: str
+    arguments: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class TranscriptMessage:
     """One message; ``key`` is its natural key, unique within its session and stable across re-reads.
 
     ``text`` is whole; ``cuts`` (ordered, not overlapping) are the parts the store shortens.
+    ``tool_calls`` are the calls a tool-call message made, in order (Cursor puts several in one
+    message); they take no part in the message's identity or stored text.
     """
 
     key: str
@@ -65,6 +80,7 @@ class TranscriptMessage:
     tool_name: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     cuts: tuple[Cut, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

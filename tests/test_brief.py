@@ -198,6 +198,35 @@ def test_context_reports_coverage_of_the_task_terms(memory: Memory, store: Store
     assert brief.sufficiency.coverage == 0.75
 
 
+def test_context_pulls_in_the_decisions_and_sessions_of_a_file_the_task_names(
+    memory: Memory, store: Store
+) -> None:
+    # The decision names the file only by its path; ten others share more words with the task.
+    target = add(
+        store, "decision", "src/billing/invoice.py keeps amounts as integer cents", detail="floats drift"
+    )
+    for n in range(10):
+        add(
+            store,
+            "decision",
+            f"Rounding rule {n}: invoice totals round half even when the rounding bug fix lands",
+        )
+    learning = add(store, "learning", "invoice.py: the tax line is added after the discount, not before")
+    messages = [{"role": "user", "content": "Please split src/billing/invoice.py into smaller functions"}]
+    dumped = dump_session(
+        store, title="split invoice", source="mcp", project="p", messages=messages, cwd="/x/p"
+    )
+    brief = memory.context_for_agent(
+        "Fix the rounding bug in invoice.py totals", project="p", max_tokens=1500
+    )
+    shown = {(item.kind, item.id) for item in brief.items}
+    assert {("decision", target), ("learning", learning), ("session_summary", dumped.summary_id)} <= shown
+    assert brief.items[0] == next(
+        item for item in brief.items if item.id == target and item.kind == "decision"
+    )
+    assert brief.tokens <= 1500
+
+
 def test_context_stays_in_its_project(memory: Memory, store: Store) -> None:
     add(store, "decision", WAL, project="other")
 

@@ -112,7 +112,14 @@ def test_stats_counts_per_kind_and_project(run, db_path: Path) -> None:
     assert data["schema_version"] == data["schema_latest"] >= 1
     text = run("stats").output
     headings = [line for line in text.splitlines() if line and not line.startswith(" ")]
-    assert headings == ["Database", "Stored", "Keyword index", "Embeddings", "Projects"]
+    assert headings == [
+        "Database",
+        "Stored",
+        "Keyword index",
+        "Connections (entities)",
+        "Embeddings",
+        "Projects",
+    ]
     assert "schema 5 of 5".replace("5", str(data["schema_latest"])) in text and "alpha" in text
 
 
@@ -254,3 +261,23 @@ def test_finding_nothing_names_the_folders_searched_and_the_variables_that_move_
     for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "RECALL_CURSOR_ROOTS"):
         assert variable in result.output
     assert "recall doctor" in result.output
+
+
+def test_connections_answers_in_text_and_json_and_names_what_it_did_not_find(run) -> None:
+    run("add", "learning", "src/billing/invoice.py rounds per line, not per total", "--project", "shop")
+    text = run("connections", "invoice.py", "--project", "shop")
+    assert text.exit_code == 0 and "file src/billing/invoice.py (shop)" in text.output
+    assert "learning#1" in text.output
+    data = json.loads(run("connections", "src/billing/invoice.py", "--all-projects", "--json").output)
+    assert [e["name"] for e in data["entities"]] == ["src/billing/invoice.py"]
+    assert [r["id"] for r in data["learnings"]] == [1]
+    missing = run("connections", "tax.py", "--project", "shop")
+    assert (
+        missing.exit_code == 1
+        and "no file, symbol, package, command or error named 'tax.py'" in missing.output
+    )
+    both = run("connections", "x", "--project", "shop", "--all-projects")
+    assert both.exit_code == 2 and "not both" in both.output
+    stats = run("stats")
+    assert "file 1, symbol 0" in stats.output
+    assert "entities:\n  mentions file src/billing/invoice.py (1)" in run("show", "learning", "1").output

@@ -158,7 +158,27 @@ CONTRACT = MappingProxyType({
         "output": {
             "database": "string", "size_bytes": "integer", "schema_version": "integer", "schema_latest": "integer",
             "counts": "dict[integer]", "projects": "dict[dict[integer]]", "decisions_by_status": "dict[integer]",
-            "breadcrumbs_expired": "integer", "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
+            "breadcrumbs_expired": "integer", "entities": "dict[integer]", "sessions_unconnected": "integer",
+            "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
+        },
+    },
+    "find_connections": {
+        "params": {"entity": "string", "project": "string? = null", "limit": "integer = 10"},
+        "output": {
+            "query": "string", "project": "string?", "entities": "list[#EntityOut]",
+            "decisions": "list[#LinkedRecord]", "learnings": "list[#LinkedRecord]",
+            "breadcrumbs": "list[#LinkedRecord]", "sessions": "list[#SessionTouchOut]",
+            "related": "list[#RelatedOut]",
+        },
+    },
+    "get_knowledge_graph": {
+        "params": {
+            "project": "string? = null", "limit": "integer = 100", "offset": "integer = 0",
+            "types": "list[file|symbol|package|command|error|host|url]? = null",
+        },
+        "output": {
+            "project": "string", "nodes": "list[object]", "edges": "list[object]", "total_entities": "integer",
+            "offset": "integer", "next_offset": "integer?", "truncated_edges": "boolean", "types": "list[string]",
         },
     },
 })  # fmt: skip
@@ -199,6 +219,17 @@ SHAPES = MappingProxyType({
         "pending": "dict[integer] (optional)", "not_embedded": "dict[integer] (optional)", "error": "string? = null",
     },
     "KeywordIndex": {"rows": "integer", "indexed": "integer", "complete": "boolean"},
+    "EntityOut": {"id": "integer", "project": "string", "type": "string", "name": "string"},
+    "LinkedRecord": {
+        "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
+        "provenance": "string", "content": "string", "detail": "string?", "status": "string?",
+        "importance": "integer?",
+    },
+    "RelatedOut": {"entity": "#EntityOut", "how": "string", "count": "integer"},
+    "SessionTouchOut": {
+        "ref": "string", "session_id": "integer", "project": "string", "host": "string", "title": "string?",
+        "started_at": "string?", "last_at": "string", "did": "dict[integer]", "summary_id": "integer?",
+    },
     "ForgetMatch": {
         "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
         "preview": "string",
@@ -207,7 +238,7 @@ SHAPES = MappingProxyType({
 
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
-    "loa_show", "memory_stats",
+    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph",
 }  # fmt: skip
 DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review"}
 
@@ -740,3 +771,46 @@ async def test_extracted_memory_is_reviewed_through_the_server(
     assert rejected["done"] == [entry["ref"]]
     assert after["records"] == []  # a second session saying it again does not bring it back
     assert "name the records" in refusal
+
+
+@pytest.mark.anyio
+async def test_connections_and_the_graph_answer_through_the_server(
+    db_path: Path,
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connected(db_path, FakeEmbedder()) as client:
+            messages = [
+                {"role": "user", "content": "Why does src/billing/invoice.py fail?"},
+                {
+                    "role": "assistant",
+                    "content": "It reads the tax table before src/billing/tax.py loads it.",
+                },
+            ]
+            dumped = await call(client, "memory_dump", title="billing", session_id="s-9", messages=messages)
+            decision = await call(
+                client, "memory_add", type="decision", content="src/billing/invoice.py keeps amounts in cents"
+            )
+
+            found = await call(client, "find_connections", entity="invoice.py")
+            assert [e["name"] for e in found["entities"]] == ["src/billing/invoice.py"]
+            assert [d["id"] for d in found["decisions"]] == [decision["id"]]
+            assert found["sessions"][0]["session_id"] == dumped["session_id"]
+            assert found["sessions"][0]["did"] == {"mentions": 1}
+            none = await client.call_tool("find_connections", {"entity": "nothing.py"})
+            assert not none.is_error and none.structured_content is not None
+            assert none.structured_content["entities"] == [] and "no file" in text_of(none)
+
+            graph = await call(client, "get_knowledge_graph", limit=1)
+            assert graph["total_entities"] == 2 and graph["next_offset"] == 1
+            assert {n["kind"] for n in graph["nodes"]} >= {"entity", "session"}
+            rest = await call(client, "get_knowledge_graph", limit=1, offset=1)
+            assert rest["next_offset"] is None
+            assert "one project" in await refused(client, "get_knowledge_graph", project="*")
+
+            got = await call(client, "memory_get", table="session", id=dumped["session_id"])
+            assert {e["name"] for e in got["record"]["entities"]} == {
+                "src/billing/invoice.py",
+                "src/billing/tax.py",
+            }
+            stats = await call(client, "memory_stats")
+            assert stats["entities"]["file"] == 2

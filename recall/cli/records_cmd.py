@@ -70,6 +70,10 @@ def show(app: AppContext, ref: str, row_id: str | None, as_json: bool) -> None:
         if key in ("content", "detail") and value:
             quote = "  " if record.trusted else "  > "
             click.echo(f"{key}:\n{quote}" + str(value).replace("\n", f"\n{quote}"))
+        elif key == "entities":
+            click.echo("entities:" + ("" if value else " none"))
+            for entity in value:
+                click.echo(f"  {entity['relation']} {entity['type']} {entity['name']} ({entity['times']})")
         else:
             click.echo(f"{key}: {value}")
 

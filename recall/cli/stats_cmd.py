@@ -44,6 +44,9 @@ def _sections(data: Stats) -> list[tuple[str, list[str]]]:
         f"{project}: " + ", ".join(f"{kind} {count:,}" for kind, count in counts_.items())
         for project, counts_ in data.projects.items()
     ]
+    entities = [", ".join(f"{kind} {count:,}" for kind, count in data.entities.items()) or "none yet"]
+    if data.sessions_unconnected:
+        entities.append(f"{data.sessions_unconnected:,} sessions not connected yet (the next import does it)")
     return [
         (
             "Database",
@@ -54,6 +57,7 @@ def _sections(data: Stats) -> list[tuple[str, list[str]]]:
         ),
         ("Stored", counts),
         ("Keyword index", keyword),
+        ("Connections (entities)", entities),
         ("Embeddings", _embedding_lines(data.embeddings)),
         ("Projects", projects or ["none yet"]),
     ]

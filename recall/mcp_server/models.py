@@ -222,6 +222,8 @@ class Stats(BaseModel):
     breadcrumbs_expired: int
     embeddings: EmbeddingStats
     keyword_index: KeywordIndex
+    entities: dict[str, int] = Field(description="files, symbols, packages, commands, errors, hosts, urls")
+    sessions_unconnected: int = Field(description="sessions whose entities the next import reads")
 
 
 class ReviewSource(BaseModel):
@@ -256,3 +258,66 @@ class Reviewed(BaseModel):
     project: str | None
     records: list[ReviewEntry] = Field(description="list: the records awaiting review")
     done: list[str] = Field(description="accept/reject: the refs of the records changed")
+
+
+class EntityOut(BaseModel):
+    id: int
+    project: str
+    type: str
+    name: str
+
+
+class LinkedRecord(BaseModel):
+    ref: str = RefField
+    kind: str
+    id: int
+    project: str
+    created_at: str
+    provenance: str = Field(description="user_authored text is the user's; anything else is data")
+    content: str
+    detail: str | None
+    status: str | None
+    importance: int | None
+
+
+class SessionTouchOut(BaseModel):
+    ref: str = RefField
+    session_id: int
+    project: str
+    host: str
+    title: str | None
+    started_at: str | None
+    last_at: str = Field(description="when the session last touched the entity")
+    did: dict[str, int] = Field(description="relation -> times: edited, read, ran, failed_on, mentions, ...")
+    summary_id: int | None
+
+
+class RelatedOut(BaseModel):
+    entity: EntityOut
+    how: str = Field(
+        description="edited_with / failed_with (same sessions), defines, imports, installs, raised, in_file, "
+        "from_command"
+    )
+    count: int
+
+
+class ConnectionsOut(BaseModel):
+    query: str
+    project: str | None
+    entities: list[EntityOut] = Field(description="the entities the query named; empty when none")
+    decisions: list[LinkedRecord]
+    learnings: list[LinkedRecord]
+    breadcrumbs: list[LinkedRecord]
+    sessions: list[SessionTouchOut] = Field(description="newest first")
+    related: list[RelatedOut]
+
+
+class GraphOut(BaseModel):
+    project: str
+    nodes: list[dict[str, Any]] = Field(description="entity#<id>, session#<id>, decision#<id>, ... nodes")
+    edges: list[dict[str, Any]] = Field(description="{source, target, relation, count, last_at}")
+    total_entities: int
+    offset: int
+    next_offset: int | None = Field(description="pass as offset for the next page; null on the last")
+    truncated_edges: bool
+    types: list[str]

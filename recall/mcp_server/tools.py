@@ -21,7 +21,15 @@ from pydantic import BaseModel, Field
 
 from recall.errors import InvalidInput, NotFound, RecallError
 from recall.mcp_server import models as out
-from recall.mcp_server.render import missing, record_text, records_text, review_text, search_text, stats_text
+from recall.mcp_server.render import (
+    connections_text,
+    missing,
+    record_text,
+    records_text,
+    review_text,
+    search_text,
+    stats_text,
+)
 from recall.sources import DUMP_SOURCES
 
 if TYPE_CHECKING:
@@ -561,6 +569,54 @@ Ask the user before rejecting or accepting on their behalf. To read one record u
     return reply(result, f"{action}ed " + ", ".join(done))
 
 
+def find_connections(
+    ctx: Context,
+    entity: Annotated[
+        str,
+        Field(
+            description="A file path (src/auth/session.py, session.py), symbol, package, command "
+            "(pytest, git push) or error (KeyError)."
+        ),
+    ],
+    project: ProjectArg = None,
+    limit: Annotated[int, Field(ge=1, le=200, description="Per section.")] = 10,
+) -> Annotated[CallToolResult, out.ConnectionsOut]:
+    """What memory knows about one file, symbol, package, command or error: the decisions, learnings \
+and breadcrumbs that mention it, the sessions that touched it (newest first, with what they did: \
+edited, read, ran, failed_on) and what was seen with it (files edited in the same sessions, errors hit \
+there, the symbols a file defines). Use it before changing a file, or when an error comes back. For \
+words rather than a named thing use memory_search."""
+    with errors():
+        found = memory(ctx).connections(entity, project=project, limit=limit)
+    result = out.ConnectionsOut.model_validate(found.to_dict())
+    return reply(result, connections_text(result))
+
+
+def get_knowledge_graph(
+    ctx: Context,
+    project: ProjectArg = None,
+    limit: Annotated[int, Field(ge=1, le=500, description="Entities per page.")] = 100,
+    offset: Annotated[int, Field(ge=0, description="From next_offset of the previous page.")] = 0,
+    types: Annotated[
+        list[Literal["file", "symbol", "package", "command", "error", "host", "url"]] | None,
+        Field(description="Only these entity types."),
+    ] = None,
+) -> Annotated[CallToolResult, out.GraphOut]:
+    """A project's graph, one page at a time: its most connected entities (files, symbols, packages, \
+commands, errors, hosts, URLs) as nodes, the sessions and records linked to them as nodes too, and \
+edges {source, target, relation, count, last_at}. Page on with offset=next_offset. For one entity \
+use find_connections."""
+    with errors():
+        graph = memory(ctx).knowledge_graph(project=project, limit=limit, offset=offset, types=types or ())
+    result = out.GraphOut.model_validate(graph.to_dict())
+    more = f"; next page: offset={result.next_offset}" if result.next_offset is not None else ""
+    text = (
+        f"{result.project}: {len(result.nodes)} nodes, {len(result.edges)} edges "
+        f"({result.total_entities} entities in all, from offset {result.offset}){more}"
+    )
+    return reply(result, text)
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_search, "Search memory by keyword", READ_ONLY),
     ToolSpec(memory_hybrid_search, "Search memory by meaning", READ_ONLY),
@@ -577,4 +633,6 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(loa_show, "Read a session summary", READ_ONLY),
     ToolSpec(memory_stats, "Memory statistics", READ_ONLY),
     ToolSpec(memory_review, "Review extracted memory", DESTRUCTIVE),
+    ToolSpec(find_connections, "Find what memory connects to a file, symbol or command", READ_ONLY),
+    ToolSpec(get_knowledge_graph, "A project's knowledge graph", READ_ONLY),
 )

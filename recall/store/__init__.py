@@ -32,6 +32,7 @@ from recall.models import (
     Provenance,
     RecordKind,
 )
+from recall.store.entities import connect_record
 from recall.store.records import NewRecord, RecordChanges, change_values, record_values
 from recall.store.writer import Writer, to_db_time
 
@@ -124,7 +125,9 @@ class Store:
             raise InvalidInput(f"{new.kind.value} records cannot be added directly")
         values = record_values(new)
         with self.transaction() as writer:
-            return writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
+            row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
+            connect_record(self._conn, writer, new.kind, row_id)
+        return row_id
 
     def get(self, kind: RecordKind, row_id: int) -> dict[str, Any] | None:
         """The row as JSON-ready data, with its kind; ``None`` when there is no such row.
@@ -159,6 +162,7 @@ class Store:
         with self.transaction() as writer:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
+            connect_record(self._conn, writer, kind, row_id)
         return self.require(kind, row_id)
 
     # -- transcripts ---------------------------------------------------------------------------

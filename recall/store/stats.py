@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from recall.connections import entity_counts
 from recall.migrations import latest_version
 from recall.models import TABLE_NAMES, RecordKind
 from recall.store.writer import to_db_time, utc_now
@@ -27,6 +28,9 @@ def collect_stats(conn: sqlite3.Connection, path: Path) -> dict[str, Any]:
     ).fetchone()[0]
     decisions = dict(conn.execute("SELECT status, count(*) FROM decisions GROUP BY status").fetchall())
     indexed = conn.execute("SELECT count(*) FROM search_index").fetchone()[0]
+    unconnected = conn.execute(
+        "SELECT count(*) FROM sessions WHERE id NOT IN (SELECT session_id FROM entity_scans)"
+    ).fetchone()[0]
     searchable = sum(per_kind[kind.value] for kind in TABLE_NAMES)
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
     return {
@@ -38,6 +42,10 @@ def collect_stats(conn: sqlite3.Connection, path: Path) -> dict[str, Any]:
         "projects": dict(sorted(per_project.items())),
         "decisions_by_status": decisions,
         "breadcrumbs_expired": expired,
+        # What sessions and records touched (recall.connections); a session not yet connected waits
+        # for the next import.
+        "entities": entity_counts(conn),
+        "sessions_unconnected": unconnected,
         "kinds": [kind.value for kind in RecordKind],
         # Every searchable row should be in the FTS index; a gap means a write bypassed the triggers.
         "keyword_index": {"rows": searchable, "indexed": indexed, "complete": searchable == indexed},

@@ -27,6 +27,7 @@ from recall.errors import ConflictingSource
 from recall.models import Provenance
 from recall.pathnames import printable
 from recall.project import resolve_project
+from recall.store.entities import Written, connect_written
 from recall.store.forgotten import forgotten_keys
 from recall.store.writer import Capped, CleanRow, Writer, clean_row, to_db_time
 from recall.transcript import Transcript, TranscriptMessage
@@ -48,6 +49,7 @@ class TranscriptOutcome:
     added: int = 0
     updated: int = 0
     session_id: int | None = None  # None only in a dry run, for a session not stored yet
+    updated_keys: list[str] = field(default_factory=list)  # messages rewritten in place
 
 
 @dataclass(slots=True)
@@ -57,6 +59,7 @@ class BatchOutcome:
     sessions: list[TranscriptOutcome] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
     forgotten: Counter[str] = field(default_factory=Counter)  # skipped: a user forgot them (adr/0014)
+    links: int = 0  # entity links added (recall.store.entities)
 
     @property
     def added(self) -> int:
@@ -145,6 +148,7 @@ def import_transcripts(
         with store.transaction() as writer:
             for part in batch:
                 _write_part(store.connection, writer, part)
+            outcome.links += connect_written(store.connection, writer, _written(batch))
             if last:
                 _link_parents(store.connection)
                 if source is not None:
@@ -250,6 +254,7 @@ def _write_part(conn: sqlite3.Connection, writer: Writer, part: _Part) -> None:
             ordinal += 1
         elif found[1] != digest:
             writer.update("messages", found[0], row.only(_UPDATED_COLUMNS))
+            outcome.updated_keys.append(message.key)
             updated += 1
     outcome.updated += updated
     added = writer.insert_clean(inserts, Provenance.VERBATIM, fills)
@@ -291,6 +296,21 @@ def _stored(conn: sqlite3.Connection, session_id: int, keys: list[str]) -> dict[
         (session_id, *keys),
     )
     return {key: (row_id, digest) for key, row_id, digest in rows}
+
+
+def _written(batch: list[_Part]) -> list[Written]:
+    """The sessions this transaction wrote to, with their messages in hand (tool calls carry their
+    full arguments there): the connect stage reads what each session gained past its last mark."""
+    plans = {id(part.plan): part.plan for part in batch if part.writes or part.first}
+    return [
+        Written(
+            plan.outcome.session_id,
+            {m.key: m for m in plan.transcript.messages},
+            tuple(plan.outcome.updated_keys),
+        )
+        for plan in plans.values()
+        if plan.outcome.session_id is not None
+    ]
 
 
 def _session_values(t: Transcript) -> dict[str, Any]:

@@ -13,9 +13,15 @@ if TYPE_CHECKING:
 
 
 def load_row(store: Store, kind_name: str, row_id: int) -> dict[str, Any]:
+    """The row with the entities it touched (files, commands, errors, ...) under ``entities``."""
+    from recall.connections import row_entities
+
     if kind_name in ("session", "sessions"):
-        return load_session(store, row_id)
-    return store.require(parse_kind(kind_name), row_id)
+        row = load_session(store, row_id)
+    else:
+        row = store.require(parse_kind(kind_name), row_id)
+    row["entities"] = row_entities(store, row["kind"], row_id)
+    return row
 
 
 def load_session(store: Store, row_id: int) -> dict[str, Any]:

@@ -19,12 +19,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
+from recall.entities.mention import lookup_key
 from recall.models import JSON_COLUMNS, Provenance
 from recall.pathnames import printable
-from recall.scrub import scrub_value
+from recall.scrub import scrub, scrub_value
 from recall.store.caps import scrub_then_cap
 from recall.store.records import normalise_tags
 from recall.transcript import Cut
@@ -37,7 +39,15 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "learnings": ("content", "detail"),
     "breadcrumbs": ("content", "detail"),
     "session_summaries": ("title", "content"),
+    "entities": ("name",),  # the lookup key is derived from the scrubbed name
+    "entity_links": ("detail",),
 }
+# Entity names and command lines repeat across a whole import (`pytest`, `git status`): their scrub
+# is remembered.
+_SHORT_TEXT_TABLES = frozenset({"entities", "entity_links"})
+_scrub_short = lru_cache(maxsize=16_384)(scrub)
+# The owners an entity link can have; each is a foreign key that removes the link with its owner.
+LINK_OWNERS = ("message_id", "decision_id", "learning_id", "breadcrumb_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +103,10 @@ def clean_row(table: str, values: Mapping[str, Any]) -> CleanRow:
     for column, value in values.items():
         if isinstance(value, str) and (column in NAME_COLUMNS or column not in text_columns):
             value = printable(value)
-        if column in text_columns and isinstance(value, str | Capped):
+        if column in text_columns and isinstance(value, str) and table in _SHORT_TEXT_TABLES:
+            # Derived from messages whose secrets were counted already: redacted, not counted twice.
+            value = _scrub_short(value).text
+        elif column in text_columns and isinstance(value, str | Capped):
             capped = value if isinstance(value, Capped) else Capped(value)
             result = scrub_then_cap(capped.text, capped.cuts)
             redactions.extend(result.kinds)
@@ -180,6 +193,58 @@ class Writer:
             row["updated_at"] = to_db_time(utc_now())
         assignments = ", ".join(f"{column} = ?" for column in row)
         self._conn.execute(f"UPDATE {table} SET {assignments} WHERE id = ?", (*row.values(), row_id))
+
+    def entity(self, project: str, type_: str, name: str) -> int:
+        """The id of an entity, added (provenance extracted) if the project has none of that name."""
+        row = self.clean("entities", {"project": project, "type": type_, "name": name})
+        row["key"] = lookup_key(type_, row["name"])
+        found = self._conn.execute(
+            "SELECT id FROM entities WHERE project = ? AND type = ? AND name = ?",
+            (row["project"], row["type"], row["name"]),
+        ).fetchone()
+        if found is not None:
+            return int(found[0])
+        stamped = self._stamp(row, Provenance.EXTRACTED)
+        cursor = self._conn.execute(
+            f"INSERT INTO entities ({', '.join(stamped)}) VALUES ({', '.join('?' for _ in stamped)})",
+            tuple(stamped.values()),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def link_entities(self, links: Sequence[Mapping[str, Any]]) -> int:
+        """Add entity links (a link already there is kept as it is); returns how many were new."""
+        columns = ("entity_id", "relation", "at", "session_id", *LINK_OWNERS, "via_id", "detail")
+        rows = [self.clean("entity_links", link) for link in links]
+        if not rows:
+            return 0
+        cursor = self._conn.executemany(
+            f"INSERT OR IGNORE INTO entity_links ({', '.join(columns)}) "
+            f"VALUES ({', '.join('?' for _ in columns)})",
+            [tuple(row.get(column) for column in columns) for row in rows],
+        )
+        return cursor.rowcount
+
+    def unlink_entities(self, owner: str, owner_id: int) -> None:
+        """Drop the links of one message or record, before it is connected again."""
+        if owner not in LINK_OWNERS:
+            raise ValueError(f"entity links have no owner column {owner!r}")
+        self._conn.execute(f"DELETE FROM entity_links WHERE {owner} = ?", (owner_id,))
+
+    def mark_connected(self, session_id: int, message_id: int) -> None:
+        """Remember the last message of a session whose entities are stored (ids only: nothing to scrub)."""
+        self._conn.execute(
+            "INSERT INTO entity_scans (session_id, message_id) VALUES (?, ?) ON CONFLICT (session_id) "
+            "DO UPDATE SET message_id = max(message_id, excluded.message_id)",
+            (session_id, message_id),
+        )
+
+    def mark_records_connected(self, kind: str, row_id: int) -> None:
+        self._conn.execute(
+            "INSERT INTO entity_record_scans (kind, row_id) VALUES (?, ?) ON CONFLICT (kind) "
+            "DO UPDATE SET row_id = max(row_id, excluded.row_id)",
+            (kind, row_id),
+        )
 
     def remember_source(
         self, host: str, path: str, size: int, mtime_ns: int, sessions: int, messages: int
