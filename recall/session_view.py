@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from recall.store import Store
 
 PER_PAGE = 200
+ENTITIES = 30  # what a session touched, most often first
 MAX_PER_PAGE = 1_000
 _RECORD_TABLES = (("decision", 1, "decisions"), ("learning", 2, "learnings"), ("breadcrumb", 3, "breadcrumbs"))
 
@@ -73,6 +74,7 @@ class SessionView:
     records: tuple[LinkedRecord, ...]
     subagents: tuple[SessionItem, ...]  # sessions whose parent this is
     parent: SessionItem | None
+    entities: tuple[Mapping[str, Any], ...]  # files, commands, errors it touched, most often first
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,7 @@ class MessageLocation:
 
 def session_view(store: Store, session_id: int, page: int = 1, per_page: int = PER_PAGE) -> SessionView:
     """Page ``page`` of the session's messages with everything around them; NotFound when it is gone."""
+    from recall.connections import row_entities
     from recall.store.views import load_session
 
     _check_paging(page, per_page)
@@ -111,6 +114,7 @@ def session_view(store: Store, session_id: int, page: int = 1, per_page: int = P
             records=_records(conn, session_id),
             subagents=session_items(conn, "s.parent_id = :id", {"id": session_id}, newest_first=False),
             parent=_parent(conn, session["parent_id"]),
+            entities=tuple(row_entities(store, "session", session_id, limit=ENTITIES)),
         )
 
 

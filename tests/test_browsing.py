@@ -101,6 +101,15 @@ def test_a_long_session_comes_a_page_at_a_time_in_order(spotter: Memory) -> None
     assert child.parent is not None and child.parent.id == session
 
 
+def test_a_session_names_what_it_touched_most_often_first(spotter: Memory) -> None:
+    touched = spotter.session_view(_session_id(spotter, MAIN_SESSION)).entities
+    assert ("file", "lib/spotter_web/live/session_live.ex", "edited") in {
+        (entity["type"], entity["name"], entity["relation"]) for entity in touched
+    }
+    times = [entity["times"] for entity in touched]
+    assert times == sorted(times, reverse=True) and len(touched) <= 30
+
+
 def test_a_message_is_found_on_its_page(spotter: Memory) -> None:
     session = _session_id(spotter, MAIN_SESSION)
     last = spotter.session_view(session, page=3, per_page=150).messages[-1]

@@ -56,7 +56,7 @@ def test_every_page_answers_with_headers_that_forbid_script_framing_and_caching(
     client: TestClient, data: WebData
 ) -> None:
     paths = ["/", "/?project=*", "/sessions", f"/session/{data.main_session}", "/decisions", "/search",
-             "/search?q=phoenix", "/health", "/review", f"/row/decision/{data.sqlite}", f"/forget?ref=decision%23{data.sqlite}",
+             "/search?q=phoenix", "/health", "/review", "/connections", "/connections?name=mix+test", f"/row/decision/{data.sqlite}", f"/forget?ref=decision%23{data.sqlite}",
              "/static/style.css", "/static/icon.svg"]  # fmt: skip
     for path in paths:
         response = client.get(path)
@@ -104,6 +104,24 @@ def test_search_links_by_query_string_and_draws_score_parts(client: TestClient) 
     assert "keyword mode" in keyword and "(rank 1)" in keyword
     bad = client.get("/search?q=phoenix&mode=psychic")
     assert bad.status_code == 400 and "unknown search mode &#39;psychic&#39;" in bad.text
+
+
+def test_connections_of_a_file_link_its_sessions_and_what_was_seen_with_it(
+    client: TestClient, data: WebData
+) -> None:
+    file = "lib/spotter_web/live/session_live.ex"
+    session = client.get(f"/session/{data.main_session}").text
+    link = "/connections?name=lib%2Fspotter_web%2Flive%2Fsession_live.ex&amp;project=spotter"
+    assert f'href="{link}"' in session
+    html = client.get(link.replace("&amp;", "&")).text
+    assert f"<code>{file}</code>" in html and f'href="/session/{data.main_session}"' in html
+    assert (
+        "edited with" in html and 'href="/connections?name=assets%2Fjs%2Fapp.js&amp;project=spotter"' in html
+    )
+    by_base_name = client.get("/connections?name=session_live.ex").text  # the default project: spotter
+    assert f"<code>{file}</code>" in by_base_name
+    missing = client.get("/connections?name=%3Cscript%3Enothing.py").text
+    assert "No file, symbol, package, command or error named “&lt;script&gt;nothing.py”" in missing
 
 
 def test_stored_html_is_shown_as_text_on_every_page(client: TestClient, data: WebData) -> None:

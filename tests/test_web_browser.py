@@ -159,6 +159,16 @@ def test_open_a_session_from_the_overview(page: Page, served: Served) -> None:
     assert page.count("details.thinking[open]") == page.count("details.thinking") > 0
 
 
+def test_from_a_session_to_everything_connected_to_a_file(page: Page, served: Served) -> None:
+    page.goto(served.url + f"session/{served.data.main_session}")
+    page.click("ul.entities a[href*='session_live.ex']")
+    assert "/connections?name=lib%2Fspotter_web%2Flive%2Fsession_live.ex" in page.url
+    assert page.count(f"ul.sessions a[href='/session/{served.data.main_session}']") == 1
+    assert page.count("a[href^='/connections?name=']") > 3  # what was seen with it, each a link
+    _nothing_ran(page)
+    _shot(page, "connections")
+
+
 def test_supersede_a_decision_and_see_the_log_change(page: Page, served: Served) -> None:
     old, new = served.data.sqlite, served.data.postgres
     page.goto(served.url + "decisions")

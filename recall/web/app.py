@@ -55,6 +55,7 @@ def create_app(
         Route("/decisions", pages.decisions),
         Route("/search", pages.search),
         Route("/review", pages.review),
+        Route("/connections", pages.connections),
         Route("/health", pages.health),
         Mount("/static", StaticFiles(packages=[("recall.web", "static")]), name="static"),
     ]

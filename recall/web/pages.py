@@ -27,6 +27,7 @@ SEARCH_KINDS = ("decision", "learning", "breadcrumb", "session_summary", "messag
 SESSIONS_PER_PAGE = 50
 SEARCH_LIMIT = 30
 REVIEW_LIMIT = 100
+CONNECTIONS_LIMIT = 20
 
 
 def overview(request: Request) -> Response:
@@ -114,6 +115,12 @@ def review(request: Request) -> Response:
     scope = _scope(request)
     items = _memory(request).review(project=scope, limit=REVIEW_LIMIT)
     return page(request, "review.html", {"scope": scope, "items": items, "limit": REVIEW_LIMIT})
+
+
+def connections(request: Request) -> Response:
+    scope, name = _scope(request), request.query_params.get("name", "").strip()
+    found = _memory(request).connections(name, project=scope, limit=CONNECTIONS_LIMIT) if name else None
+    return page(request, "connections.html", {"scope": scope, "name": name, "found": found, "error": None})
 
 
 def health(request: Request) -> Response:
