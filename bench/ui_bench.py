@@ -138,6 +138,12 @@ def _pages(db: Path) -> dict[str, str]:
         ).fetchone()
         message = conn.execute("SELECT max(id) FROM messages WHERE session_id = ?", (session,)).fetchone()[0]
         decision = conn.execute("SELECT min(id) FROM decisions WHERE status = 'active'").fetchone()[0]
+        entity = conn.execute(  # the project's file linked most often: the costliest to show
+            "SELECT e.name FROM entities e JOIN entity_links l ON l.entity_id = e.id "
+            "WHERE e.type = 'file' AND e.project = ? GROUP BY e.id ORDER BY count(*) DESC LIMIT 1",
+            (project,),
+        ).fetchone()
+        entity = entity[0] if entity else "README.md"
     finally:
         conn.close()
     last_page = -(-count // 200)
@@ -155,6 +161,8 @@ def _pages(db: Path) -> dict[str, str]:
         "search, keyword": f"/search?q=sqlite+wal+timeout&mode=keyword&project={project}",
         "search, hybrid": f"/search?q=why+does+the+migration+time+out&mode=hybrid&project={project}",
         "search, semantic": "/search?q=flaky+docker+build&mode=semantic&project=*",
+        "connections (a file)": f"/connections?name={entity}&project={project}",
+        "connections (a command, all projects)": "/connections?name=pytest&project=*",
         "review": f"/review?project={project}",
         "review (all projects)": "/review?project=*",
         "health": "/health",
