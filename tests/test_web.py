@@ -93,6 +93,8 @@ def test_a_session_folds_tool_calls_hides_thinking_and_pages(client: TestClient,
     last = re.findall(r'id="message-(\d+)"', client.get(f"{url}?page=3").text)[-1]
     moved = client.get(f"/message/{last}", follow_redirects=False)
     assert moved.status_code == 303 and moved.headers["location"] == f"{url}?page=3#message-{last}"
+    by_alias = client.get(f"/row/sessions/{data.main_session}", follow_redirects=False)
+    assert by_alias.status_code == 303 and by_alias.headers["location"] == url
 
 
 def test_search_links_by_query_string_and_draws_score_parts(client: TestClient) -> None:

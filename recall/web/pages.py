@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from recall.errors import InvalidInput, ModelUnavailable, RecallError
+from recall.kinds import Kind, Ref
 from recall.web.charts import activity_chart, bar_width
 from recall.web.render import page
 
@@ -68,11 +69,11 @@ def message(request: Request) -> Response:
 
 
 def row(request: Request) -> Response:
-    kind, row_id = request.path_params["kind"], request.path_params["id"]
-    if kind in ("session", "message"):
-        return RedirectResponse(f"/{kind}/{row_id}", status_code=303)
+    ref = Ref.parse(f"{request.path_params['kind']}#{request.path_params['id']}")
+    if ref.kind in (Kind.SESSION, Kind.MESSAGE):  # they have pages of their own
+        return RedirectResponse(f"/{ref.kind.value}/{ref.id}", status_code=303)
     memory = _memory(request)
-    record = memory.get(f"{kind}#{row_id}")
+    record = memory.get(ref)
     successors: tuple[Any, ...] = ()
     if (
         record.kind.value == "decision"
@@ -120,7 +121,7 @@ def review(request: Request) -> Response:
 def connections(request: Request) -> Response:
     scope, name = _scope(request), request.query_params.get("name", "").strip()
     found = _memory(request).connections(name, project=scope, limit=CONNECTIONS_LIMIT) if name else None
-    return page(request, "connections.html", {"scope": scope, "name": name, "found": found, "error": None})
+    return page(request, "connections.html", {"scope": scope, "name": name, "found": found})
 
 
 def health(request: Request) -> Response:
