@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 PER_PAGE = 200
 ENTITIES = 30  # what a session touched, most often first
 MAX_PER_PAGE = 1_000
-_RECORD_TABLES = (("decision", 1, "decisions"), ("learning", 2, "learnings"), ("breadcrumb", 3, "breadcrumbs"))
+_RECORD_TABLES = (
+    ("decision", 1, "decisions"),
+    ("learning", 2, "learnings"),
+    ("breadcrumb", 3, "breadcrumbs"),
+)
 
 
 @dataclass(frozen=True, slots=True)
