@@ -33,4 +33,5 @@ def get_adapter(name: str) -> HostAdapter:
         module_name = HOSTS[name]
     except KeyError:
         raise ValueError(f"unknown host {name!r}; choose one of: {', '.join(HOSTS)}") from None
-    return import_module(module_name).ADAPTER  # type: ignore[no-any-return]
+    adapter: HostAdapter = import_module(module_name).ADAPTER
+    return adapter

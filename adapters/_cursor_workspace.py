@@ -54,7 +54,7 @@ def declared_folder(data: dict[str, Any]) -> str | None:
     workspace_uri = data.get("workspaceUri")
     if isinstance(workspace_uri, dict):
         workspace_uri = workspace_uri.get("fsPath") or workspace_uri.get("external")
-    return uri_to_path(workspace_uri) if as_str(workspace_uri) else None
+    return uri_to_path(workspace_uri) if isinstance(workspace_uri, str) and as_str(workspace_uri) else None
 
 
 def workspace_folders(global_db: Path) -> dict[str, str]:

@@ -302,3 +302,8 @@ class FileCache(Generic[_T]):
         value = self._load(path)
         self._entries[key] = (signature, value)
         return value
+
+
+def as_object(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one: hosts leave fields out or change their shape."""
+    return value if isinstance(value, dict) else {}

@@ -96,7 +96,8 @@ def read_session_file(path: Path, options: ReadOptions, report: ParseReport) -> 
         message = load(message_file, report)
         if message is None:
             continue
-        message_id = message.get("id") if isinstance(message.get("id"), str) else message_file.stem
+        raw_id = message.get("id")
+        message_id = raw_id if isinstance(raw_id, str) else message_file.stem
         parts = [p for f in _files(layout.part_root / message_id) if (p := load(f, report)) is not None]
         try:
             add_message(session, message_id, message, parts or loose.of(message_id), options, report)
@@ -132,7 +133,7 @@ def read_export(path: Path, options: ReadOptions, report: ParseReport) -> Sessio
         message = item.get("info") if isinstance(item, dict) else None
         parts = item.get("parts") if isinstance(item, dict) else None
         message_id = message.get("id") if isinstance(message, dict) else None
-        if not isinstance(message_id, str) or not isinstance(parts, list):
+        if not isinstance(message, dict) or not isinstance(message_id, str) or not isinstance(parts, list):
             report.skip("bad_record", f"{path}: message {index}")
             continue
         try:

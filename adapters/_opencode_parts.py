@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
-from adapters._jsonl import parse_timestamp, text_or_none, type_label
+from adapters._jsonl import as_object, parse_timestamp, text_or_none, type_label
 from adapters._text import IMAGE_MARKER, result_text, tool_call_text
 from adapters.base import ReadOptions
 from recall.transcript import MessageKind, Origin, ParseReport, Role
@@ -52,7 +52,7 @@ def session_draft(info: dict[str, Any], source_path: str) -> SessionDraft:
     title = text_or_none(info.get("title"))
     if title and not _PLACEHOLDER_TITLE.match(title):
         session.title = title.strip()
-    times = info.get("time") if isinstance(info.get("time"), dict) else {}
+    times = as_object(info.get("time"))
     session.touch(parse_timestamp(times.get("created")))
     session.touch(parse_timestamp(times.get("updated")))
     for name in ("slug", "version", "projectID"):
@@ -72,7 +72,7 @@ def add_message(
 ) -> None:
     """One message and its parts (already in id order) into the session draft."""
     role = type_label(info.get("role"))
-    times = info.get("time") if isinstance(info.get("time"), dict) else {}
+    times = as_object(info.get("time"))
     when = parse_timestamp(times.get("created"))
     session.touch(when)
     session.touch(parse_timestamp(times.get("completed")))
@@ -94,7 +94,7 @@ def add_message(
     _PartReader(session, text, options, report).read(parts)
     error = info.get("error")
     if isinstance(error, dict):
-        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        data = as_object(error.get("data"))
         note = Draft(f"{message_id}:error", Role.SYSTEM, Origin.INJECTED, timestamp=when)
         note.add(
             f"error: {text_or_none(data.get('message')) or text_or_none(error.get('name')) or 'unknown'}"
@@ -140,12 +140,12 @@ class _PartReader:
         draft.add(part.get("text"))
 
     def _tool(self, part: dict[str, Any]) -> None:
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = as_object(part.get("state"))
         call_id = text_or_none(part.get("callID")) or text_or_none(part.get("id"))
         if call_id is None:
             raise ValueError("a tool part without a call id")
         name = text_or_none(part.get("tool")) or "tool"
-        times = state.get("time") if isinstance(state.get("time"), dict) else {}
+        times = as_object(state.get("time"))
         when = parse_timestamp(times.get("start")) or self.text.timestamp
         call = tool_draft(
             self.options, f"call:{call_id}", Role.ASSISTANT, Origin.AGENT, MessageKind.TOOL_CALL, when
@@ -161,7 +161,7 @@ class _PartReader:
             self.options, f"result:{call_id}", Role.TOOL, Origin.TOOL, MessageKind.TOOL_RESULT, ended
         )
         result.tool_name = name
-        metadata = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        metadata = as_object(state.get("metadata"))
         child = text_or_none(metadata.get("sessionId"))
         result.meta.update(is_error=True if status == "error" else None, child_session=child)
         output = f"error: {state.get('error')}" if status == "error" else state.get("output")

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters._draft import Draft, SessionDraft
-from adapters._jsonl import parse_timestamp, text_or_none
+from adapters._jsonl import as_object, parse_timestamp, text_or_none
 from adapters._opencode_parts import tool_draft
 from adapters._text import result_text, tool_call_text
 from adapters.base import ReadOptions
@@ -44,7 +44,7 @@ def add_v2_message(
     options: ReadOptions,
     report: ParseReport,
 ) -> None:
-    times = data.get("time") if isinstance(data.get("time"), dict) else {}
+    times = as_object(data.get("time"))
     when = parse_timestamp(times.get("created"))
     session.touch(when)
     if kind == "user":
@@ -99,7 +99,7 @@ def _tool(session: SessionDraft, item: dict[str, Any], when: datetime | None, op
     if call_id is None:
         raise ValueError("a tool without an id")
     name = text_or_none(item.get("name")) or "tool"
-    state = item.get("state") if isinstance(item.get("state"), dict) else {}
+    state = as_object(item.get("state"))
     call = tool_draft(options, f"call:{call_id}", Role.ASSISTANT, Origin.AGENT, MessageKind.TOOL_CALL, when)
     call.tool_name = name
     call.add(tool_call_text(name, state.get("input")))

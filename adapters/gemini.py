@@ -348,7 +348,7 @@ def _call_output(call: dict[str, Any]) -> str | None:
     results = call.get("result")
     texts = [
         _output_text(item["functionResponse"].get("response"))
-        for item in results if isinstance(results, list)
+        for item in (results if isinstance(results, list) else [])
         for item in ([item] if isinstance(item, dict) else [])
         if isinstance(item.get("functionResponse"), dict)
     ]  # fmt: skip

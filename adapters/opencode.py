@@ -113,11 +113,12 @@ class OpenCodeAdapter:
                 continue  # a JSON session that is neither this one nor one beside it (a subagent's)
             for session in self._sessions(path, options, report, session_id):
                 transcript = session.freeze()
-                wanted = transcript is not None and session_id in (
+                if transcript is None or session_id not in (
                     transcript.external_id,
                     transcript.parent_external_id,
-                )
-                if wanted and transcript.external_id not in found:
+                ):
+                    continue
+                if transcript.external_id not in found:
                     found[transcript.external_id] = transcript
         return list(found.values())
 

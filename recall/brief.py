@@ -491,7 +491,7 @@ def _render(item: BriefItem, chars: int) -> list[str]:
     if item.session:
         facts.append(f"from {item.session}")
     if item.conflicts_with:
-        facts.append("conflicts with " + ", ".join(f"decision #{other}" for other in item.conflicts_with))
+        facts.append("conflicts with " + ", ".join(f"decision#{other}" for other in item.conflicts_with))
     text = _clip(_full_text(item), chars)
     if item.trusted:
         return [f"- [{', '.join(facts)}] {text}"]

@@ -301,7 +301,7 @@ def _host_retention(
         path for path, when in changed.items() if when is not None and not _is_captured(path, when, captured)
     ]
     deadline = now - timedelta(days=days - RETENTION_WARNING_DAYS)
-    at_risk = [path for path in missing if changed[path] < deadline]
+    at_risk = [path for path in missing if (changed[path] or deadline) < deadline]
     if at_risk:
         section.add(
             "warn",

@@ -172,8 +172,12 @@ def run_import(
     if not dry_run:
         summary.summaries = write_due_summaries(store)
         summary.links += connect_pending(store)
-    wanted = embedder is not None and embed_budget_seconds > 0 and not dry_run
-    if wanted and (summary.messages_added or _anything_pending(store, embedder)):
+    if (
+        embedder is not None
+        and embed_budget_seconds > 0
+        and not dry_run
+        and (summary.messages_added or _anything_pending(store, embedder))
+    ):
         summary.embedding = _embed_within(store, embedder, embed_budget_seconds)
     return summary
 

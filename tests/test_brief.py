@@ -382,7 +382,7 @@ def test_a_decision_that_may_contradict_an_active_one_is_flagged_in_the_brief(
     flagged = next(
         line for line in text.splitlines() if "Switch from Postgres" in line or "conflicts" in line
     )
-    assert f"conflicts with decision #{mine}" in flagged
+    assert f"conflicts with decision#{mine}" in flagged
 
 
 def test_excerpts_with_nothing_of_their_own_never_take_budget(memory: Memory, store: Store) -> None:

@@ -53,8 +53,8 @@ def connections(
             click.echo(f"  session#{s.session_id}  {s.last_at[:16]}  {s.host}  {s.title or ''}  [{did}]")
     if found.related:
         click.echo("\nseen with it:")
-        for r in found.related:
-            click.echo(f"  {r.how:<12} {r.entity.type} {r.entity.name}  ({r.count})")
+        for related in found.related:
+            click.echo(f"  {related.how:<12} {related.entity.type} {related.entity.name}  ({related.count})")
 
 
 COMMANDS = [connections]

@@ -78,7 +78,7 @@ def review(ctx: click.Context, project: str | None, all_projects: bool, limit: i
         where = item.session_title or f"session {item.session_id}"
         click.echo(f"  from {item.host or '?'} session: {where}")
         for source in item.sources:
-            click.echo(f"    > [{source.role}/{source.kind} #{source.message_id}] {source.excerpt}")
+            click.echo(f"    > [{source.role}/{source.kind} message#{source.message_id}] {source.excerpt}")
 
 
 @review.command()

@@ -48,7 +48,8 @@ def mcp(
     or localhost needs a bearer token of at least 32 characters in RECALL_TOKEN.
     """
     if not use_http and any(
-        ctx.get_parameter_source(name).name != "DEFAULT" for name in ("host", "port", "allowed")
+        ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+        for name in ("host", "port", "allowed")
     ):
         raise click.UsageError("--host, --port and --allow-host apply to --http only")
     token = os.environ.get(TOKEN_ENV) or None

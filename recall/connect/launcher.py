@@ -93,8 +93,8 @@ def server_argv(entry: Any) -> list[str]:
         return list(command)
     if not isinstance(command, str):
         return []
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    return [command, *(str(arg) for arg in args)]
+    args = entry.get("args")
+    return [command, *(str(arg) for arg in (args if isinstance(args, list) else []))]
 
 
 def is_recall_hook(command: Any, verb: tuple[str, ...]) -> bool:

@@ -182,7 +182,9 @@ def _steps(call: Turn) -> list[tuple[str, str]]:
 def _split_steps(command: str) -> list[str]:
     """``a && b | c; d`` → its steps. Quoted separators (a grep pattern ``"a|b"``) and the ``&`` of
     ``2>&1`` do not split."""
-    steps, current, quote, index = [], [], "", 0
+    steps: list[str] = []
+    current: list[str] = []
+    quote, index = "", 0
     while index < len(command):
         char = command[index]
         pair = command[index : index + 2]

@@ -130,6 +130,6 @@ def connections_text(found: ConnectionsOut) -> str:
     for s in found.sessions:
         did = ", ".join(f"{relation} {times}" for relation, times in sorted(s.did.items()))
         lines.append(f"{s.ref} {s.last_at[:16]} {s.host} [{did}] {s.title or ''}".rstrip())
-    for r in found.related:
-        lines.append(f"{r.how}: {r.entity.type} {r.entity.name} ({r.count})")
+    for related in found.related:
+        lines.append(f"{related.how}: {related.entity.type} {related.entity.name} ({related.count})")
     return "\n".join(lines)

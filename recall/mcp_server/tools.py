@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -73,7 +73,9 @@ class ToolSpec:
 
 def memory(ctx: Context) -> Memory:
     """The ``Memory`` of the server answering this call."""
-    return cast("Any", ctx.mcp_server).memory  # type: ignore[no-any-return]
+    server: Any = ctx.mcp_server
+    found: Memory = server.memory
+    return found
 
 
 def reply(result: BaseModel, text: str) -> CallToolResult:

@@ -361,7 +361,7 @@ def _session_chunks(sessions: NDArray[np.int64], size: int = _EXACT_CHUNK) -> li
 
 
 def _sign_bits(matrix: NDArray[np.generic]) -> NDArray[np.uint64]:
-    packed = np.packbits(matrix > 0, axis=1)
+    packed = np.packbits(np.greater(matrix, 0), axis=1)
     pad = (-packed.shape[1]) % 8
     if pad:
         packed = np.pad(packed, ((0, 0), (0, pad)))

@@ -68,9 +68,9 @@ def scrub_then_cap(text: str, cuts: Sequence[Cut] = ()) -> Scrubbed:
     parts.append((text[position:], None))
     pieces: list[str] = []
     kinds: list[str] = []
-    for part, limit in parts:
+    for part, keep in parts:
         if part:
             result, dropped = _scrub_bounded(part)
-            pieces.append(_shortened(result.text, limit, dropped))
+            pieces.append(_shortened(result.text, keep, dropped))
             kinds.extend(result.kinds)
     return Scrubbed("".join(pieces), tuple(kinds))

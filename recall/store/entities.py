@@ -192,11 +192,12 @@ class _Connector:
     def _link(
         self, project: str, mention: Mention, at: str, owner: str, owner_id: int, files: Mapping[str, str]
     ) -> dict[str, Any] | None:
-        name: str | None = mention.name
+        name = mention.name
         if mention.type is EntityType.FILE and mention.relation is Relation.MENTIONS:
-            name = self._resolve_bare(project, mention.name, files)
-            if name is None:
+            resolved = self._resolve_bare(project, mention.name, files)
+            if resolved is None:
                 return None
+            name = resolved
         via = self._entity(project, *mention.via) if mention.via else None
         return {
             "entity_id": self._entity(project, mention.type, name),
