@@ -383,6 +383,10 @@ class Writer:
             [(model_key, *row) for row in rows],
         )
 
+    def clear_due(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """Take rows off the embedding queue (m0010) whose row is gone: nothing is left to embed."""
+        self._conn.executemany("DELETE FROM vectors_due WHERE kind_code = ? AND row_id = ?", pairs)
+
     def drop_vectors(self) -> int:
         return self._conn.execute("DELETE FROM embeddings").rowcount
 
