@@ -602,7 +602,7 @@ class Memory:
         """Embed a row just written; the write already committed, so a missing model only leaves it pending."""
         if not self.embed_on_write:
             return
-        from recall.models import RecordKind
+        from recall.rowkinds import RecordKind
         from recall.search.semantic import embed_one
 
         try:
@@ -650,7 +650,7 @@ def _kinds(kinds: Iterable[str | Kind] | str | Kind | None) -> tuple[Kind, ...]:
 
 
 def _provenance(value: str | None) -> str | None:
-    from recall.models import Provenance
+    from recall.rowkinds import Provenance
 
     if value is None:
         return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall.models import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid
+from recall.rowkinds import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid
 from recall.store.derived import VECTOR_INDEXES
 
 if TYPE_CHECKING:

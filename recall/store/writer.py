@@ -24,8 +24,8 @@ from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.entities.mention import lookup_key
-from recall.models import JSON_COLUMNS, Provenance
 from recall.pathnames import printable
+from recall.rowkinds import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.caps import scrub_then_cap
 from recall.store.records import normalise_tags
