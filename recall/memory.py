@@ -501,12 +501,19 @@ class Memory:
         tool_text_cap: int | None = None,
         include_thinking: bool = False,
         progress: Progress | None = None,
-        embed_budget_seconds: float = 5.0,
+        embed_budget_seconds: float | None = None,
     ) -> ImportSummary:
         """Import what changed since the last run; ``hosts=None`` reads every host (or, for
-        ``paths``, the host each file belongs to)."""
+        ``paths``, the host each file belongs to). ``embed_budget_seconds`` bounds the embedding
+        that follows (0: none now; None: ``[import] embed_budget`` in config.toml, else 5 s)."""
         from recall.ingest import run_import
+        from recall.settings import import_embed_budget
         from recall.store.records import since_time
+
+        if embed_budget_seconds is None:
+            embed_budget_seconds = import_embed_budget()
+        if embed_budget_seconds < 0:
+            raise InvalidInput("the embedding budget is a number of seconds, 0 or more")
 
         return run_import(
             self.store,
@@ -595,7 +602,7 @@ class Memory:
         """Embed a row just written; the write already committed, so a missing model only leaves it pending."""
         if not self.embed_on_write:
             return
-        from recall.models import RecordKind
+        from recall.rowkinds import RecordKind
         from recall.search.semantic import embed_one
 
         try:
@@ -643,7 +650,7 @@ def _kinds(kinds: Iterable[str | Kind] | str | Kind | None) -> tuple[Kind, ...]:
 
 
 def _provenance(value: str | None) -> str | None:
-    from recall.models import Provenance
+    from recall.rowkinds import Provenance
 
     if value is None:
         return None

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
+from recall.rowkinds import KIND_CODES, RecordKind, index_rowid, split_rowid
 from recall.search.query import clean_query
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from recall.models import KIND_BY_CODE, TABLE_NAMES, RecordKind, split_rowid
 from recall.results import Hit
+from recall.rowkinds import KIND_BY_CODE, TABLE_NAMES, RecordKind, split_rowid
 from recall.search.fts_query import build_match, scope_filter
 from recall.store.writer import to_db_time, utc_now
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.project import ALL_PROJECTS
+from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.erase import delete_sessions
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import to_db_time, utc_now

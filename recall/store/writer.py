@@ -24,8 +24,8 @@ from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.entities.mention import lookup_key
-from recall.models import JSON_COLUMNS, Provenance
 from recall.pathnames import printable
+from recall.rowkinds import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.caps import scrub_then_cap
 from recall.store.records import normalise_tags
@@ -382,6 +382,10 @@ class Writer:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(model_key, *row) for row in rows],
         )
+
+    def clear_due(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """Take rows off the embedding queue (m0010) whose row is gone: nothing is left to embed."""
+        self._conn.executemany("DELETE FROM vectors_due WHERE kind_code = ? AND row_id = ?", pairs)
 
     def drop_vectors(self) -> int:
         return self._conn.execute("DELETE FROM embeddings").rowcount
