@@ -357,6 +357,11 @@ def run(
             first_cpu, 2
         ),  # this process's CPU time: what a shared machine leaves out
         "messages_per_cpu_second": round(first.messages_added / first_cpu),
+        # the read-ahead worker's CPU time (recall.read_ahead), which this process's leaves out
+        "read_ahead": first.read_ahead,
+        "messages_per_cpu_second_with_worker": round(
+            first.messages_added / (first_cpu + first.read_ahead.get("worker_cpu_seconds", 0.0))
+        ),
         "secrets_redacted": dict(first.redactions),
         "links": first.links,
         "connections": connections,
