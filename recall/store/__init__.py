@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -28,7 +28,7 @@ from recall.store.writer import Writer
 
 if TYPE_CHECKING:
     from recall.store.extracted import ExtractionBatch, ExtractionOutcome
-    from recall.store.transcripts import BatchOutcome, SourceStamp
+    from recall.store.transcripts import BatchOutcome, Ready, SourceStamp
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
 
@@ -163,12 +163,20 @@ class Store:
         expect_host: str | None = None,
         source: SourceStamp | None = None,
         dry_run: bool = False,
+        ready: Sequence[Ready] | None = None,
     ) -> BatchOutcome:
-        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts)."""
+        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts);
+        ``ready`` holds rows cleaned ahead for each transcript (``transcripts.preclean``)."""
         from recall.store.transcripts import import_transcripts
 
         return import_transcripts(
-            self, transcripts, project=project, expect_host=expect_host, source=source, dry_run=dry_run
+            self,
+            transcripts,
+            project=project,
+            expect_host=expect_host,
+            source=source,
+            dry_run=dry_run,
+            ready=ready,
         )
 
     def stamp_source(self, source: SourceStamp, *, sessions: int, messages: int) -> None:
