@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
 from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
+from recall.search.folding import fold_summaries
 from recall.search.query import clean_query
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ CARRY = 0.7  # share of a keyword match's score the next turn inherits (CARRY**2
 CARRY_TURNS = 2  # as far back as neighbours.MIX_WEIGHTS reaches
 SESSION_WEIGHT = 0.3  # share of the session's best fused score each of its messages gains
 BIAS_CAP = 1.0
+FOLD_SPARE = 10  # keyword mode asks for this many more, to fill the places folded summaries free
 
 _MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]
 
@@ -71,7 +73,10 @@ def search(
 
     if mode == "keyword":
         with store.reading() as conn:
-            return keyword_search(conn, query, project=project, table=table, bias=bias, limit=limit)
+            found = keyword_search(
+                conn, query, project=project, table=table, bias=bias, limit=limit + FOLD_SPARE
+            )
+        return fold_summaries(found, limit)
     if not query.strip() or limit <= 0:
         return []
     from recall.search.semantic import semantic_candidates
@@ -109,7 +114,7 @@ def search(
     ranked = rank(hits, bias=bias, limit=len(hits), cap=BIAS_CAP)
     # A score of 0 is the weakest candidate on both sides, or a vector pointing away from the query:
     # it is not a match, and listing it would only pad the results.
-    return [hit for hit in ranked if hit.score > 0 and hit.score >= min_score][:limit]
+    return fold_summaries((hit for hit in ranked if hit.score > 0 and hit.score >= min_score), limit)
 
 
 def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) -> dict[int, float]:
