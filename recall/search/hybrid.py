@@ -21,7 +21,7 @@ match each get full credit for their part); the raw parts travel with every hit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
@@ -62,8 +62,13 @@ def search(
     embedder: Embedder | None = None,
     keyword_weight: float | None = None,
     session_weight: float | None = None,
+    leave_out: Collection[int] = (),
 ) -> list[Hit]:
-    """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid."""
+    """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid.
+
+    ``leave_out`` (index rowids) are searched as if they were not stored: ``recall eval`` asks with a
+    row's own words and must not find that row, nor let it lift its neighbours.
+    """
     query = clean_query(query)
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
@@ -74,8 +79,17 @@ def search(
     if mode == "keyword":
         with store.reading() as conn:
             found = keyword_search(
-                conn, query, project=project, table=table, bias=bias, limit=limit + FOLD_SPARE
+                conn,
+                query,
+                project=project,
+                table=table,
+                bias=bias,
+                limit=limit + FOLD_SPARE + len(leave_out),
             )
+        if leave_out:
+            found = [
+                hit for hit in found if index_rowid(KIND_CODES[RecordKind(hit.kind)], hit.id) not in leave_out
+            ]
         return fold_summaries(found, limit)
     if not query.strip() or limit <= 0:
         return []
@@ -89,9 +103,13 @@ def search(
         cosines, query_vector, index = semantic_candidates(
             store, embedder, query, project=project, table=table, depth=depth
         )
+        for rowid in leave_out:
+            cosines.pop(rowid, None)
         keyword: dict[int, float] = {}
         if mode == "hybrid":
             keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth)
+            for rowid in leave_out:
+                keyword.pop(rowid, None)
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
             missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
