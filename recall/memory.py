@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from recall.decision_log import DecisionLog
     from recall.doctor import Section
     from recall.dump import DumpResult
+    from recall.evaluation import EvalReport
     from recall.extract.review import ReviewItem
     from recall.extract.stage import ExtractionReport
     from recall.ingest import ImportSummary, Progress
@@ -400,6 +401,19 @@ class Memory:
             log.warning("could not retry by meaning: %s", exc)
             return SearchResults(query, mode, scope, ())
         return SearchResults(query, "hybrid", scope, tuple(hits), retried_as_hybrid=True)
+
+    def evaluate(
+        self,
+        project: str | None = None,
+        *,
+        per_kind: int = 60,
+        total: int = 300,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EvalReport:
+        """Known-item probes built from the store, scored per mode and project (``recall eval``)."""
+        from recall.evaluation import evaluate
+
+        return evaluate(self, project, per_kind=per_kind, total=total, progress=progress)
 
     def catch_up(self, project: str | None = None, limit: int = 5) -> CatchUp:
         """What a session should know first (MCP ``memory_recall``): recent sessions, decisions in
