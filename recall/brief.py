@@ -66,8 +66,8 @@ _SEARCHES: tuple[tuple[str | None, int], ...] = (("decision", 8), ("breadcrumb",
 CONNECTED_SCORE, CONNECTED_SESSION_SCORE = 1.0, 0.5
 _ITEM_BASE = "id, project, created_at, provenance, content, importance"
 _ITEM_SQL = {
-    "decision": f"SELECT {_ITEM_BASE}, detail, status, confidence FROM decisions",
-    "learning": f"SELECT {_ITEM_BASE}, detail, confidence FROM learnings",
+    "decision": f"SELECT {_ITEM_BASE}, detail, status, confidence, valid_until FROM decisions",
+    "learning": f"SELECT {_ITEM_BASE}, detail, confidence, valid_until FROM learnings",
     "breadcrumb": f"SELECT {_ITEM_BASE}, detail, valid_until FROM breadcrumbs",
     "session_summary": f"SELECT {_ITEM_BASE}, title FROM session_summaries",
 }
@@ -186,17 +186,19 @@ def catch_up(store: Store, project: str | None, limit: int = 5) -> CatchUp:
     params = {"project": project, "limit": limit, "now": to_db_time(utc_now()), "important": HIGH_IMPORTANCE}
     order = "ORDER BY substr(created_at, 1, 10) DESC, importance DESC, created_at DESC, id DESC LIMIT :limit"
     base = "id, project, created_at, provenance, content, importance"
+    live = "(valid_until IS NULL OR valid_until > :now)"  # every typed kind may expire (adr/0026)
     queries = {
         "session_summary": f"SELECT {base}, title FROM session_summaries WHERE {scope}",
-        "decision": f"SELECT {base}, detail, status, confidence FROM decisions "
-        f"WHERE status = 'active' AND {scope} AND {confident_clause(RecordKind.DECISION, 'decisions', CONFIDENT)}",
+        "decision": f"SELECT {base}, detail, status, confidence, valid_until FROM decisions "
+        f"WHERE status = 'active' AND {live} AND {scope} "
+        f"AND {confident_clause(RecordKind.DECISION, 'decisions', CONFIDENT)}",
         "breadcrumb": f"SELECT {base}, detail, valid_until FROM breadcrumbs "
-        f"WHERE (valid_until IS NULL OR valid_until > :now) AND {scope} "
+        f"WHERE {live} AND {scope} "
         f"AND {confident_clause(RecordKind.BREADCRUMB, 'breadcrumbs', CONFIDENT)}",
         # Confident extracted learnings come from one session's evidence, not a person's rating: they
         # are listed whatever their importance, newest first like the rest.
-        "learning": f"SELECT {base}, detail, confidence FROM learnings WHERE "
-        f"(importance >= :important OR provenance = 'extracted') AND {scope} "
+        "learning": f"SELECT {base}, detail, confidence, valid_until FROM learnings WHERE "
+        f"(importance >= :important OR provenance = 'extracted') AND {live} AND {scope} "
         f"AND {confident_clause(RecordKind.LEARNING, 'learnings', CONFIDENT)}",
     }
     groups: dict[str, tuple[BriefItem, ...]] = {}
@@ -361,7 +363,7 @@ def _connected(store: Store, task: str, project: str | None, now: str) -> list[B
             row = conn.execute(f"{_ITEM_SQL[kind]} WHERE id = ?", (row_id,)).fetchone()
             if row is None or (kind == "decision" and row["status"] != "active"):
                 continue
-            if kind == "breadcrumb" and row["valid_until"] is not None and row["valid_until"] <= now:
+            if kind != "session_summary" and row["valid_until"] is not None and row["valid_until"] <= now:
                 continue
             score = CONNECTED_SCORE if kind != "session_summary" else CONNECTED_SESSION_SCORE
             items.append(BriefItem(kind=kind, score=score, **dict(row)))
@@ -369,12 +371,12 @@ def _connected(store: Store, task: str, project: str | None, now: str) -> list[B
 
 
 def _in_force(hit: Hit, now: str) -> bool:
-    """Superseded or reverted decisions and expired breadcrumbs would mislead a subagent."""
+    """Superseded or reverted decisions and expired records would mislead a subagent."""
+    until = hit.extra.get("valid_until")
+    if until is not None and str(until) <= now:
+        return False
     if hit.kind == "decision":
         return hit.extra.get("status", "active") == "active"
-    if hit.kind == "breadcrumb":
-        until = hit.extra.get("valid_until")
-        return until is None or str(until) > now
     return True
 
 

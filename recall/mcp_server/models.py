@@ -65,6 +65,7 @@ class Added(BaseModel):
     kind: str
     id: int
     record: Record
+    redacted: dict[str, int] = Field(description="secrets the scrubber replaced before storing, per kind")
 
 
 class Listed(BaseModel):

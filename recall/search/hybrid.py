@@ -21,7 +21,7 @@ match each get full credit for their part); the raw parts travel with every hit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
@@ -60,18 +60,30 @@ def search(
     embedder: Embedder | None = None,
     keyword_weight: float | None = None,
     session_weight: float | None = None,
+    tags: Sequence[str] = (),
 ) -> list[Hit]:
-    """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid."""
+    """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid.
+
+    ``tags`` keeps to the decisions, learnings and breadcrumbs carrying every one of them."""
     query = clean_query(query)
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
     if not 0.0 <= min_score <= 1.0:
         raise InvalidInput("min_score must lie between 0 and 1")
+    from recall.search.filters import expired_rowids, tagged_rowids
     from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
 
+    only: set[int] | None = None
+    if tags:
+        with store.reading() as conn:
+            only = tagged_rowids(conn, tags, project=project, table=table)
+        if not only:
+            return []
     if mode == "keyword":
         with store.reading() as conn:
-            return keyword_search(conn, query, project=project, table=table, bias=bias, limit=limit)
+            return keyword_search(
+                conn, query, project=project, table=table, bias=bias, limit=limit, only=only
+            )
     if not query.strip() or limit <= 0:
         return []
     from recall.search.semantic import semantic_candidates
@@ -82,11 +94,14 @@ def search(
     depth = max(CANDIDATE_DEPTH, limit)
     with store.reading() as conn:
         cosines, query_vector, index = semantic_candidates(
-            store, embedder, query, project=project, table=table, depth=depth
+            store, embedder, query, project=project, table=table, depth=depth, only=only
         )
         keyword: dict[int, float] = {}
+        gone = expired_rowids(conn, project=project)  # out before scores are stretched over the rest
+        cosines = {rowid: cosine for rowid, cosine in cosines.items() if rowid not in gone}
         if mode == "hybrid":
-            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth)
+            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
+            keyword = {rowid: score for rowid, score in keyword.items() if rowid not in gone}
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
             missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
