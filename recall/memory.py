@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from recall.extract.stage import ExtractionReport
     from recall.ingest import ImportSummary, Progress
     from recall.overview import Overview
+    from recall.profile import Profile
     from recall.redactions import Redactions
     from recall.scrub import Scrubbed
     from recall.search.embedder import Embedder
@@ -384,6 +385,45 @@ class Memory:
         listed = list_rows(self.store, query)
         records = tuple(found for kind, row_id in listed.rows if (found := self.find(Ref(kind, row_id))))
         return Page(records, listed.next_cursor)
+
+    # -- the project's profile (adr/0027) ----------------------------------------------------------
+
+    def profile(self, project: str | None = None) -> Profile:
+        """A project's profile: stack, conventions, build/test/lint commands, people, owners, notes."""
+        from recall.profile import load_profile
+
+        return load_profile(self.store, self.project(project))
+
+    def set_profile(self, key: str, value: str, *, project: str | None = None) -> Profile:
+        """Set one key of a project's profile (scrubbed; user_authored); the answer says what was redacted."""
+        from recall.store.profiles import set_value
+
+        name = self._profile_project(project)
+        redacted = set_value(self.store, name, key, value)
+        return replace(self.profile(name), redacted=redacted)
+
+    def unset_profile(self, key: str, *, project: str | None = None) -> Profile:
+        """Remove one key of a project's profile; its old value leaves the file (adr/0014)."""
+        from recall.store.profiles import check_key, unset_value
+        from recall.store.wipe import wipe
+
+        name = self._profile_project(project)
+        if not unset_value(self.store, name, key):
+            raise NotFound(
+                f"the profile of {name} has no {check_key(key)}; `recall profile show` lists its keys"
+            )
+        wipe(self.store)
+        return self.profile(name)
+
+    def _profile_project(self, project: str | None) -> str:
+        name = self.project(project)
+        bound = self.bound_project
+        if bound is not None and name != bound:
+            raise InvalidInput(
+                f"this server is bound to project {bound}; change the profile of {name} from a server "
+                f"or command for that project (recall profile set --project {name} ...)"
+            )
+        return name
 
     # -- typed memory extracted from transcripts (adr/0018) -----------------------------------------
 

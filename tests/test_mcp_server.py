@@ -52,7 +52,8 @@ CONTRACT = MappingProxyType({
     "memory_recall": {
         "params": {"project": "string? = null", "limit": "integer = 5"},
         "output": {
-            "project": "string?", "session_summaries": "list[#BriefEntry]", "decisions": "list[#BriefEntry]",
+            "project": "string?", "profile": "dict[string]", "session_summaries": "list[#BriefEntry]",
+            "decisions": "list[#BriefEntry]",
             "breadcrumbs": "list[#BriefEntry]", "learnings": "list[#BriefEntry]",
         },
     },
@@ -175,6 +176,14 @@ CONTRACT = MappingProxyType({
             "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
         },
     },
+    "profile_get": {
+        "params": {"project": "string? = null"},
+        "output": {"project": "string", "profile": "dict[string]", "updated_at": "string?", "redacted": "dict[integer]"},
+    },
+    "profile_set": {
+        "params": {"key": "string", "value": "string?", "project": "string? = null"},
+        "output": {"project": "string", "profile": "dict[string]", "updated_at": "string?", "redacted": "dict[integer]"},
+    },
     "find_connections": {
         "params": {"entity": "string", "project": "string? = null", "limit": "integer = 10"},
         "output": {
@@ -251,9 +260,9 @@ SHAPES = MappingProxyType({
 
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
-    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph",
+    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "profile_get",
 }  # fmt: skip
-DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review"}
+DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review", "profile_set"}
 
 
 @pytest.fixture

@@ -46,7 +46,9 @@ def counts(store: Store) -> dict[str, int]:
 
 @pytest.fixture
 def two_projects(store: Store) -> tuple[Store, str]:
-    """Projects p (whose text holds a canary) and q, each with a session, a summary, records, vectors."""
+    """Projects p (whose text holds a canary) and q, each with a session, a summary, records, vectors
+    and a profile."""
+    from recall.store.profiles import set_value
     from recall.summary_queue import write_due_summaries
 
     canary = plain_canary()
@@ -55,6 +57,7 @@ def two_projects(store: Store) -> tuple[Store, str]:
         write_due_summaries(store)
         store.add(NewRecord(RecordKind.DECISION, f"{text} decided", project))
         store.add(NewRecord(RecordKind.BREADCRUMB, f"{text} halfway", project))
+        set_value(store, project, "notes", f"{text} from the profile")
     semantic.embed_pending(store, FakeEmbedder())
     return store, canary
 
@@ -68,7 +71,7 @@ def test_a_dry_run_counts_exactly_what_the_purge_deletes(two_projects: tuple[Sto
     assert dry.counts == real.counts
     assert real.counts == {
         "session": 1, "message": 6, "session_summary": 1, "vector": 9, "extracted record": 0, "decision": 1,
-        "learning": 0, "breadcrumb": 1,
+        "learning": 0, "breadcrumb": 1, "profile": 1,
     }  # fmt: skip
 
 

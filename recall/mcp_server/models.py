@@ -68,6 +68,17 @@ class Added(BaseModel):
     redacted: dict[str, int] = Field(description="secrets the scrubber replaced before storing, per kind")
 
 
+class ProfileOut(BaseModel):
+    project: str
+    profile: dict[str, str] = Field(
+        description="key → value: stack, conventions, build, test, lint, people, ..."
+    )
+    updated_at: str | None = Field(description="when a value last changed; null when there is no profile")
+    redacted: dict[str, int] = Field(
+        description="secrets the scrubber replaced in the value just set, per kind"
+    )
+
+
 class Listed(BaseModel):
     records: list[Record] = Field(description="newest first")
     next_cursor: str | None = Field(description="pass it back as cursor for the next page; null on the last")
@@ -135,6 +146,7 @@ class BriefEntry(BaseModel):
 
 class Recalled(BaseModel):
     project: str | None
+    profile: dict[str, str] = Field(description="the project's profile: stack, conventions, commands, people")
     session_summaries: list[BriefEntry]
     decisions: list[BriefEntry]
     breadcrumbs: list[BriefEntry]

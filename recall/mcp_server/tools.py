@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from recall.brief import BriefItem
     from recall.memory import Memory
+    from recall.profile import Profile
     from recall.results import Hit, Record
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -201,14 +202,15 @@ def memory_recall(
     project: ProjectArg = None,
     limit: Annotated[int, Field(ge=1, le=50, description="Records per group.")] = 5,
 ) -> Annotated[CallToolResult, out.Recalled]:
-    """Catch up at the start of a session: recent session summaries, active decisions, live \
-breadcrumbs (where work was left) and high-importance learnings of this project, each group newest \
-first. Call it once before starting work. For something specific use memory_search; to brief a \
+    """Catch up at the start of a session: the project's profile, recent session summaries, active \
+decisions, live breadcrumbs (where work was left) and high-importance learnings of this project, \
+each group newest first. Call it once before starting work. For something specific use memory_search; to brief a \
 subagent use context_for_agent."""
     with errors():
         recent = memory(ctx).catch_up(project, limit=limit)
     result = out.Recalled(
         project=recent.project,
+        profile=dict(recent.profile),
         session_summaries=entries(recent.session_summaries),
         decisions=entries(recent.decisions),
         breadcrumbs=entries(recent.breadcrumbs),
@@ -618,6 +620,57 @@ Ask the user before rejecting or accepting on their behalf. To read one record u
     return reply(result, f"{action}ed " + ", ".join(done))
 
 
+def profile_get(ctx: Context, project: ProjectArg = None) -> Annotated[CallToolResult, out.ProfileOut]:
+    """Read the project's profile: the page a person keeps about it (stack, conventions, the \
+build, test and lint commands, people and owners, notes). memory_recall and context_for_agent \
+already start with it; call this for the whole page. To change it use profile_set."""
+    with errors():
+        page = memory(ctx).profile(project)
+    result = profile_out(page)
+    return reply(result, page.text)
+
+
+def profile_set(
+    ctx: Context,
+    key: Annotated[
+        str,
+        Field(
+            description="stack, conventions, build, test, lint, people, owners, notes, or a short word of your own."
+        ),
+    ],
+    value: Annotated[
+        str | None, Field(description="The new value (at most 2,000 characters); null removes the key.")
+    ],
+    project: ProjectArg = None,
+) -> Annotated[CallToolResult, out.ProfileOut]:
+    """Set (or, with value null, remove) one key of the project's profile, e.g. key='test', \
+value='pytest -q'. Keep values short and current: every session brief starts with them. Ask the \
+user before changing what they wrote. For a decision or a gotcha use memory_add instead."""
+    with errors():
+        api = memory(ctx)
+        page = (
+            api.set_profile(key, value, project=project)
+            if value is not None
+            else api.unset_profile(key, project=project)
+        )
+    result = profile_out(page)
+    said = (
+        ""
+        if not page.redacted
+        else "; redacted before storing: " + ", ".join(f"{n} {kind}" for kind, n in page.redacted.items())
+    )
+    done = f"set {key}" if value is not None else f"removed {key}"
+    return reply(result, f"{done} in the profile of {page.project}{said}")
+
+
+def profile_out(page: Profile) -> out.ProfileOut:
+    data = page.to_dict()
+    return out.ProfileOut(
+        project=data["project"], profile=data["profile"], updated_at=data["updated_at"],
+        redacted=data.get("redacted", {}),
+    )  # fmt: skip
+
+
 def find_connections(
     ctx: Context,
     entity: Annotated[
@@ -682,6 +735,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(loa_show, "Read a session summary", READ_ONLY),
     ToolSpec(memory_stats, "Memory statistics", READ_ONLY),
     ToolSpec(memory_review, "Review extracted memory", DESTRUCTIVE),
+    ToolSpec(profile_get, "Read the project's profile", READ_ONLY),
+    ToolSpec(profile_set, "Set a key of the project's profile", DESTRUCTIVE),
     ToolSpec(find_connections, "Find what memory connects to a file, symbol or command", READ_ONLY),
     ToolSpec(get_knowledge_graph, "A project's knowledge graph", READ_ONLY),
 )

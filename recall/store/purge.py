@@ -89,6 +89,10 @@ def purge(
                 where += " AND valid_until IS NOT NULL AND valid_until <= ?"
                 params.append(to_db_time(utc_now()))
             _delete_records(store, kinds, where, params, counts)
+            if project and not expired and cutoff is None:  # the whole project: its profile goes too
+                counts["profile"] = conn.execute(
+                    "DELETE FROM profiles WHERE project = ?", (project,)
+                ).rowcount
             if dry_run:
                 raise _DryRun
             if not in_place:
