@@ -143,7 +143,10 @@ def show(app: AppContext, ref: str, row_id: str | None, as_json: bool) -> None:
 @click.argument("kinds", nargs=-1)
 @project_option
 @click.option("--all-projects", is_flag=True, help="Every project.")
-@click.option("--status", help="Decisions: active, superseded, reverted; breadcrumbs: live, expired.")
+@click.option(
+    "--status",
+    help="Decisions: active, superseded, reverted; decisions, learnings, breadcrumbs: live, expired.",
+)
 @click.option("--provenance", help="verbatim, user_authored, extracted or derived.")
 @click.option("--tag", "tags", multiple=True, help="Only rows with this tag (repeat: all must match).")
 @click.option("--since", help="Only rows since this date (2026-11-01) or span back (7d).")

@@ -255,7 +255,10 @@ def memory_list(
     ] = None,
     project: ProjectArg = None,
     status: Annotated[
-        str | None, Field(description="Decisions: active, superseded, reverted; breadcrumbs: live, expired.")
+        str | None,
+        Field(
+            description="Decisions: active, superseded, reverted; any decision, learning, breadcrumb: live, expired."
+        ),
     ] = None,
     provenance: Annotated[
         str | None, Field(description="verbatim, user_authored, extracted or derived.")
