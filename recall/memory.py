@@ -518,6 +518,8 @@ class Memory:
         prefer = _record_kind(bias)
         embedder = None if mode == "keyword" else self.embedder
         wanted = tuple(normalise_tags(tags))
+        if wanted and only is not None and only.value not in ("decision", "learning", "breadcrumb"):
+            raise InvalidInput(f"tags belong to decisions, learnings and breadcrumbs, not {only.value} rows")
         hits = search(
             self.store, query, mode=mode, project=scope, table=only, bias=prefer, limit=limit,
             min_score=min_score, embedder=embedder, tags=wanted,

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from recall.cli import cli
+from recall.errors import InvalidInput
 from recall.memory import Memory
 from recall.search.embedder import FakeEmbedder
 from tests.test_mcp_server import call, connected
@@ -67,6 +68,8 @@ def test_a_tag_filters_before_ranking_so_a_rare_tag_still_fills_the_page(memory:
     assert [hit.ref for hit in found.hits] == [str(tagged.ref)]
     untagged = memory.search("flaky test", mode="keyword", project="p", limit=5)
     assert str(tagged.ref) not in [hit.ref for hit in untagged.hits]
+    with pytest.raises(InvalidInput, match="tags belong to decisions, learnings and breadcrumbs"):
+        memory.search("flaky", mode="keyword", project="p", kind="message", tags=["payments"])
 
 
 @pytest.mark.slow

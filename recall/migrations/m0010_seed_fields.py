@@ -19,6 +19,12 @@ ALTER TABLE decisions ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE learnings ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE breadcrumbs ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
 
+-- Every search drops expired records before ranking (recall.search.filters): few rows expire, so a
+-- partial index finds them without reading the tables.
+CREATE INDEX decisions_expiry ON decisions (valid_until) WHERE valid_until IS NOT NULL;
+CREATE INDEX learnings_expiry ON learnings (valid_until) WHERE valid_until IS NOT NULL;
+CREATE INDEX breadcrumbs_expiry ON breadcrumbs (valid_until) WHERE valid_until IS NOT NULL;
+
 CREATE TABLE profiles (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
