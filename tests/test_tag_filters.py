@@ -68,6 +68,12 @@ def test_a_tag_filters_before_ranking_so_a_rare_tag_still_fills_the_page(memory:
     assert [hit.ref for hit in found.hits] == [str(tagged.ref)]
     untagged = memory.search("flaky test", mode="keyword", project="p", limit=5)
     assert str(tagged.ref) not in [hit.ref for hit in untagged.hits]
+    odd = memory.add(
+        "learning", "a flaky test on the release branch", project="p", tags=["Déploiement", 'say "hi"']
+    )
+    found = memory.search("flaky", mode="keyword", project="p", tags=["déploiement", 'say "hi"'])
+    assert [hit.ref for hit in found.hits] == [str(odd.ref)]
+    assert memory.search("flaky", mode="keyword", project="p", tags=["deploiement"]).hits == ()
     with pytest.raises(InvalidInput, match="tags belong to decisions, learnings and breadcrumbs"):
         memory.search("flaky", mode="keyword", project="p", kind="message", tags=["payments"])
 

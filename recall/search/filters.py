@@ -11,10 +11,19 @@ carry still fills the page instead of being cut off by better matches without it
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind, index_rowid
+from recall.models import (
+    KIND_BY_CODE,
+    KIND_CODES,
+    TABLE_NAMES,
+    TYPED_KINDS,
+    RecordKind,
+    index_rowid,
+    split_rowid,
+)
 from recall.store.writer import to_db_time, utc_now
 
 
@@ -25,8 +34,13 @@ def tagged_rowids(
     kinds = [kind for kind in TYPED_KINDS if table is None or kind is table]
     found: set[int] = set()
     for kind in kinds:
-        clauses = ["EXISTS (SELECT 1 FROM json_each(tags) WHERE json_each.value = ?)" for _ in tags]
-        params: list[str] = list(tags)
+        # instr() on the stored JSON text rules most rows out cheaply (the writer stores tags with
+        # ensure_ascii=False, so a tag's JSON string appears as is); json_each then checks exactly.
+        clauses = [
+            "instr(tags, ?) > 0 AND EXISTS (SELECT 1 FROM json_each(tags) WHERE json_each.value = ?)"
+            for _ in tags
+        ]
+        params: list[str] = [value for tag in tags for value in (json.dumps(tag, ensure_ascii=False), tag)]
         if project is not None:
             clauses.append("project = ?")
             params.append(project)
@@ -35,19 +49,26 @@ def tagged_rowids(
     return found
 
 
-def expired_rowids(conn: sqlite3.Connection, *, project: str | None) -> set[int]:
-    """Index rowids of the typed records in scope whose ``valid_until`` has passed (adr/0026).
+def expired_among(conn: sqlite3.Connection, rowids: Iterable[int]) -> set[int]:
+    """Those of ``rowids`` (index rowids) that are typed records whose ``valid_until`` has passed.
 
     Why before ranking: hybrid scores are stretched over the candidates, so an expired row left in
-    would still set the scale (and push a live row to 0) before it is dropped.
+    would still set the scale (and push a live row to 0) before it is dropped. Only the candidates
+    are looked up, by primary key: the cost follows the page, not the store.
     """
+    wanted: dict[RecordKind, list[int]] = {}
+    for rowid in rowids:
+        code, row_id = split_rowid(rowid)
+        kind = KIND_BY_CODE.get(code)
+        if kind in TYPED_KINDS:
+            wanted.setdefault(kind, []).append(row_id)
     now = to_db_time(utc_now())
     found: set[int] = set()
-    for kind in TYPED_KINDS:
-        sql = f"SELECT id FROM {TABLE_NAMES[kind]} WHERE valid_until IS NOT NULL AND valid_until <= ?"
-        params: list[str | None] = [now]
-        if project is not None:
-            sql += " AND project = ?"
-            params.append(project)
-        found.update(index_rowid(KIND_CODES[kind], row_id) for (row_id,) in conn.execute(sql, params))
+    for kind, ids in wanted.items():
+        rows = conn.execute(
+            f"SELECT id FROM {TABLE_NAMES[kind]} WHERE id IN (SELECT value FROM json_each(?)) "
+            "AND valid_until IS NOT NULL AND valid_until <= ?",
+            (json.dumps(ids), now),
+        )
+        found.update(index_rowid(KIND_CODES[kind], row_id) for (row_id,) in rows)
     return found

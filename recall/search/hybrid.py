@@ -70,7 +70,7 @@ def search(
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
     if not 0.0 <= min_score <= 1.0:
         raise InvalidInput("min_score must lie between 0 and 1")
-    from recall.search.filters import expired_rowids, tagged_rowids
+    from recall.search.filters import expired_among, tagged_rowids
     from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
 
     only: set[int] | None = None
@@ -97,11 +97,12 @@ def search(
             store, embedder, query, project=project, table=table, depth=depth, only=only
         )
         keyword: dict[int, float] = {}
-        gone = expired_rowids(conn, project=project)  # out before scores are stretched over the rest
-        cosines = {rowid: cosine for rowid, cosine in cosines.items() if rowid not in gone}
         if mode == "hybrid":
             keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
-            keyword = {rowid: score for rowid, score in keyword.items() if rowid not in gone}
+        gone = expired_among(conn, keyword.keys() | cosines.keys())  # out before scores are stretched
+        cosines = {rowid: cosine for rowid, cosine in cosines.items() if rowid not in gone}
+        keyword = {rowid: score for rowid, score in keyword.items() if rowid not in gone}
+        if mode == "hybrid":
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
             missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
