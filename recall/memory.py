@@ -31,7 +31,7 @@ from recall.config import default_db_path
 from recall.errors import InvalidInput, ModelUnavailable, NotFound
 from recall.kinds import READABLE, TYPED, Kind, Ref, parse_kind
 from recall.project import ALL_PROJECTS, default_project, pinned_project
-from recall.results import Page, Record, SearchResults, Stats
+from recall.results import Deduplicated, Page, Record, SearchResults, Stats
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter
@@ -146,8 +146,13 @@ class Memory:
         confidence: str | None = None,
         importance: int = 5,
         valid_until: str | datetime | None = None,
+        force: bool = False,
     ) -> Record:
-        """Remember a decision, learning or breadcrumb (provenance user_authored, stamped by the store)."""
+        """Remember a decision, learning or breadcrumb (provenance user_authored, stamped by the store).
+
+        A live record of the same kind and project that already says it is refreshed instead
+        (recall.near_duplicates) and returned with ``refreshed`` set; ``force`` adds anyway.
+        """
         from recall.store import NewRecord
         from recall.store.records import normalise_tags, parse_when
 
@@ -163,9 +168,29 @@ class Memory:
             importance=importance,
             valid_until=parse_when(valid_until),
         )
+        if not force:
+            refreshed = self._refresh_duplicate(new)
+            if refreshed is not None:
+                return refreshed
         row_id = self.store.add(new)
         self._embed_written(record_kind.value, row_id)
         return self.get(Ref(Kind(record_kind.value), row_id))
+
+    def dedup(self, *, project: str | None = None, dry_run: bool = False) -> Deduplicated:
+        """Merge the live near-duplicates already stored (per project and kind; every project unless
+        named): each group keeps one record, which takes the others' tags, sources and supersession
+        links. ``dry_run`` only says what would merge."""
+        from recall.near_duplicates import plan_merges
+        from recall.store.merge import merge
+
+        scope = self.scope(project) if project else None
+        embedder = self._maybe_embedder()
+        groups = plan_merges(self.store, scope, embedder)
+        if not dry_run:
+            for group in groups:
+                merge(self.store, group.kind, group.keep, [match.id for match in group.merged])
+                self._embed_written(group.kind.value, group.keep)
+        return Deduplicated(scope, dry_run, tuple(groups), embedder is not None)
 
     def get(self, ref: RefLike, kind: str | Kind | None = None) -> Record:
         """One row of any kind, in full; NotFound names what to do when there is none."""
@@ -590,6 +615,26 @@ class Memory:
         return embed_pending(self.store, self.embedder, project=project, progress=progress)
 
     # -- internals ---------------------------------------------------------------------------------
+
+    def _refresh_duplicate(self, new: Any) -> Record | None:
+        """Refresh the live record ``new`` restates, if there is one; the model loads only when a
+        record shares enough words with it to be worth a cosine."""
+        from dataclasses import replace
+
+        from recall.near_duplicates import find_duplicate
+        from recall.store.merge import refresh
+        from recall.store.records import check_content
+
+        content = self.scrub(check_content(new.content)).text  # compared as it would be stored
+        match = find_duplicate(self.store, new.kind, new.project, content, self._maybe_embedder)
+        if match is None:
+            return None
+        offered: dict[str, Any] = {"tags": list(new.tags), "importance": new.importance, "detail": new.detail}
+        if new.valid_until is not None:
+            offered["valid_until"] = new.valid_until
+        refresh(self.store, new.kind, match.id, offered)
+        record = self.get(Ref(Kind(new.kind.value), match.id))
+        return replace(record, refreshed=match.likeness.to_dict())
 
     def _embed_written(self, kind: str, row_id: int) -> None:
         """Embed a row just written; the write already committed, so a missing model only leaves it pending."""

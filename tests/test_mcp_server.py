@@ -82,8 +82,11 @@ CONTRACT = MappingProxyType({
             "confidence": "high|medium|low? = null",
             "importance": "integer = 5",
             "valid_until": "string? = null",
+            "force": "boolean = false",
         },
-        "output": {"ref": "string", "kind": "string", "id": "integer", "record": "#Record"},
+        "output": {
+            "ref": "string", "kind": "string", "id": "integer", "record": "#Record", "refreshed": "#Likeness? = null",
+        },
     },
     "memory_get": {
         "params": {"id": "integer|string", "kind": "string? = null", "table": "string? = null"},
@@ -213,6 +216,7 @@ SHAPES = MappingProxyType({
         "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
         "updated_at": "string", "provenance": "string",
     },
+    "Likeness": {"overlap": "number", "cosine": "number? = null", "numbers_differ": "boolean"},
     "DumpMessage": {"role": "user|assistant|system|tool", "content": "string", "timestamp": "string? = null"},
     "EmbeddingStats": {
         "model": "string? = null", "model_hash": "string? = null", "embedded": "dict[integer] (optional)",

@@ -60,11 +60,20 @@ class RecordResult(BaseModel):
     record: Record | None
 
 
+class Likeness(BaseModel):
+    overlap: float = Field(description="0-1 share of content words")
+    cosine: float | None = Field(default=None, description="meaning, when the model was there")
+    numbers_differ: bool
+
+
 class Added(BaseModel):
     ref: str = RefField
     kind: str
     id: int
     record: Record
+    refreshed: Likeness | None = Field(
+        default=None, description="set when an existing record already said this and was refreshed instead"
+    )
 
 
 class Listed(BaseModel):

@@ -346,10 +346,14 @@ def memory_add(
             description="Breadcrumbs only: when it expires, e.g. 2026-12-31, 2026-12-31T18:00, 8h, 3d, 1w."
         ),
     ] = None,
+    force: Annotated[
+        bool, Field(description="Add even when a live record of the same kind already says the same.")
+    ] = False,
 ) -> Annotated[CallToolResult, out.Added]:
     """Remember something for later sessions: a decision (what was settled; put the why in detail), \
 a learning (a gotcha, fix or fact that will matter again) or a breadcrumb (where work was left; set \
-valid_until so it expires). Returns the new ref. Search first so you do not store a duplicate; to \
+valid_until so it expires). Returns the new ref; when a live record of the same kind already says \
+it, that record is refreshed instead and returned with refreshed set (force=true adds anyway). To \
 correct a record use memory_update, to replace a decision add the new one and supersede the old one \
 with decision_update."""
     with errors():
@@ -358,10 +362,20 @@ with decision_update."""
             raise InvalidInput("say what to remember: kind is decision, learning or breadcrumb")
         record = memory(ctx).add(
             chosen, content, project=project, detail=detail, tags=tags, confidence=confidence,
-            importance=importance, valid_until=valid_until,
+            importance=importance, valid_until=valid_until, force=force,
         )  # fmt: skip
-    result = out.Added(ref=str(record.ref), kind=record.kind.value, id=record.id, record=record_model(record))  # type: ignore[arg-type]
-    return reply(result, f"stored {record.ref} in project {record.project}")
+    result = out.Added(
+        ref=str(record.ref), kind=record.kind.value, id=record.id, record=record_model(record),  # type: ignore[arg-type]
+        refreshed=out.Likeness.model_validate(record.refreshed) if record.refreshed is not None else None,
+    )  # fmt: skip
+    if record.refreshed is None:
+        return reply(result, f"stored {record.ref} in project {record.project}")
+    alike = ", ".join(f"{key} {value}" for key, value in record.refreshed.items() if value is not None)
+    text = (
+        f"not added: {record.ref} in project {record.project} already says this ({alike}); it was "
+        f"refreshed instead. Its content: {record.data.get('content')!r}. Pass force=true to add anyway."
+    )
+    return reply(result, text)
 
 
 def memory_update(

@@ -324,6 +324,14 @@ class Writer:
         )
         return self._conn.total_changes - before
 
+    def repoint_supersession(self, merged: Sequence[int], keep: int) -> None:
+        """Decisions superseded by a merged decision are now superseded by the one kept (ids only)."""
+        marks = ", ".join("?" for _ in merged)
+        self._conn.execute(
+            f"UPDATE decisions SET superseded_by = ? WHERE superseded_by IN ({marks}) AND id != ?",
+            (keep, *merged, keep),
+        )
+
     def update_lineage(self, kind_code: int, row_id: int, **values: Any) -> None:
         """Set lineage columns: ``confidence`` (raised, never lowered), ``review``, ``conflicts_with``."""
         assignments, params = [], []
