@@ -364,6 +364,77 @@ class Memory:
         scope = None if project in (None, ALL_PROJECTS) else project
         return backfill(self.store, project=scope, rebuild=rebuild, progress=progress)
 
+    # -- notes: markdown documents at a path inside a project ----------------------------------------
+
+    def note_write(self, path: str, content: str, *, project: str | None = None) -> Record:
+        """Write a note whole (created, or replaced when the path has one); scrubbed like every text."""
+        return self.note_edit(path, "replace", content, project=project)
+
+    def note_edit(
+        self,
+        path: str,
+        mode: str,
+        content: str | None = None,
+        *,
+        old: str | None = None,
+        new: str | None = None,
+        project: str | None = None,
+    ) -> Record:
+        """Edit a note: ``replace``, ``append`` or ``prepend`` ``content`` (creating the note if it is
+        missing), or ``str_replace`` the one passage ``old`` with ``new`` (refused unless ``old`` occurs
+        exactly once)."""
+        from recall.notes import edited
+        from recall.store.notes import write_note
+
+        owner, where = self.project(project), self._note_path(path)
+        row_id, _ = write_note(
+            self.store, owner, where, lambda current: edited(current, mode, content, old, new)
+        )
+        self._embed_written(Kind.NOTE.value, row_id)
+        return self.note_read(where, project=owner)
+
+    def note_read(self, path: str, *, project: str | None = None) -> Record:
+        """One note, with its frontmatter parsed (``frontmatter``) and its ``title``."""
+        from recall.notes import frontmatter, title
+        from recall.store.notes import note_id
+
+        where = self._note_path(path)
+        record = self.get(Ref(Kind.NOTE, note_id(self.store, self.project(project), where)))
+        content = str(record.data["content"])
+        data = {**record.data, "frontmatter": frontmatter(content), "title": title(where, content)}
+        return Record(record.kind, record.id, data)
+
+    def note_list(self, folder: str | None = None, *, project: str | None = None) -> Sequence[Record]:
+        """The notes under ``folder`` (all of them without one), by path, each with its title and size
+        and without its text; ``project="*"`` for every project."""
+        from recall.notes import clean_folder, title
+        from recall.store.notes import list_notes
+
+        rows = list_notes(self.store, self.scope(project), clean_folder(folder))
+        return [
+            Record(Kind.NOTE, int(row["id"]), {
+                **{key: value for key, value in row.items() if key != "content"},
+                "kind": Kind.NOTE.value, "title": title(row["path"], row["content"]), "chars": len(row["content"]),
+            })
+            for row in rows
+        ]  # fmt: skip
+
+    def note_delete(self, path: str, *, project: str | None = None) -> ForgetReport:
+        """Delete a note for good: its text leaves every file recall keeps (adr/0014)."""
+        from recall.store.notes import note_id
+
+        return self.forget(Ref(Kind.NOTE, note_id(self.store, self.project(project), self._note_path(path))))
+
+    def _note_path(self, path: str) -> str:
+        from recall.notes import clean_path
+
+        where = clean_path(path)
+        if self.scrub(where).text != where:
+            raise InvalidInput(
+                f"the note path {where!r} looks like it holds a secret; name the note otherwise"
+            )
+        return where
+
     # -- connections: the files, commands, errors and packages rows touched (adr/0019) -----------------
 
     def connections(self, entity: str, *, project: str | None = None, limit: int = 10) -> Connections:

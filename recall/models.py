@@ -45,6 +45,7 @@ class RecordKind(StrEnum):
     BREADCRUMB = "breadcrumb"
     SESSION_SUMMARY = "session_summary"
     MESSAGE = "message"
+    NOTE = "note"
 
 
 # FTS rowids are ``id * 8 + code``: one index over every kind keeps bm25 on one scale (adr/0003).
@@ -54,6 +55,7 @@ KIND_CODES: dict[RecordKind, int] = {
     RecordKind.BREADCRUMB: 3,
     RecordKind.SESSION_SUMMARY: 4,
     RecordKind.MESSAGE: 5,
+    RecordKind.NOTE: 6,
 }
 KIND_BY_CODE: dict[int, RecordKind] = {code: kind for kind, code in KIND_CODES.items()}
 _CODE_SPAN = 8
@@ -159,12 +161,22 @@ class SessionSummary(_Row, table=True):
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
+class Note(_Row, table=True):
+    """A markdown document a person or agent keeps at a path inside a project (m0010_notes)."""
+
+    __tablename__ = "notes"
+
+    path: str
+    content: str
+
+
 TABLES: dict[RecordKind, type[_Row]] = {
     RecordKind.DECISION: Decision,
     RecordKind.LEARNING: Learning,
     RecordKind.BREADCRUMB: Breadcrumb,
     RecordKind.SESSION_SUMMARY: SessionSummary,
     RecordKind.MESSAGE: Message,
+    RecordKind.NOTE: Note,
 }
 
 JSON_COLUMNS = ("tags", "meta")
@@ -175,4 +187,5 @@ TABLE_NAMES: dict[RecordKind, str] = {
     RecordKind.BREADCRUMB: "breadcrumbs",
     RecordKind.SESSION_SUMMARY: "session_summaries",
     RecordKind.MESSAGE: "messages",
+    RecordKind.NOTE: "notes",
 }

@@ -184,6 +184,29 @@ CONTRACT = MappingProxyType({
             "offset": "integer", "next_offset": "integer?", "truncated_edges": "boolean", "types": "list[string]",
         },
     },
+    "note_write": {
+        "params": {"path": "string", "content": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_read": {
+        "params": {"path": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_edit": {
+        "params": {
+            "path": "string", "mode": "replace|append|prepend|str_replace", "content": "string? = null",
+            "old": "string? = null", "new": "string? = null", "project": "string? = null",
+        },
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_list": {
+        "params": {"folder": "string? = null", "project": "string? = null"},
+        "output": {"project": "string?", "folder": "string", "notes": "list[#Note]"},
+    },
+    "note_delete": {
+        "params": {"path": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "ref": "string?"},
+    },
 })  # fmt: skip
 
 SHAPES = MappingProxyType({
@@ -217,6 +240,11 @@ SHAPES = MappingProxyType({
         "updated_at": "string", "provenance": "string",
     },
     "Likeness": {"overlap": "number", "cosine": "number? = null", "numbers_differ": "boolean"},
+    "Note": {
+        "ref": "string", "id": "integer", "project": "string", "path": "string", "title": "string",
+        "created_at": "string", "updated_at": "string", "provenance": "string", "content": "string? = null",
+        "frontmatter": "object (optional)", "chars": "integer? = null",
+    },
     "DumpMessage": {"role": "user|assistant|system|tool", "content": "string", "timestamp": "string? = null"},
     "EmbeddingStats": {
         "model": "string? = null", "model_hash": "string? = null", "embedded": "dict[integer] (optional)",
@@ -242,9 +270,11 @@ SHAPES = MappingProxyType({
 
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
-    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph",
+    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "note_read", "note_list",
 }  # fmt: skip
-DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review"}
+DESTRUCTIVE = {
+    "memory_update", "memory_forget", "memory_forget_many", "memory_review", "note_write", "note_edit", "note_delete",
+}  # fmt: skip
 
 
 @pytest.fixture

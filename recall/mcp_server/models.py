@@ -330,3 +330,39 @@ class GraphOut(BaseModel):
     next_offset: int | None = Field(description="pass as offset for the next page; null on the last")
     truncated_edges: bool
     types: list[str]
+
+
+class Note(BaseModel):
+    """A markdown note at a path inside a project."""
+
+    ref: str = RefField
+    id: int
+    project: str
+    path: str
+    title: str = Field(description="the frontmatter's title, else the first heading, else the file name")
+    created_at: str
+    updated_at: str
+    provenance: str
+    content: str | None = Field(default=None, description="the note's text (not in listings)")
+    frontmatter: dict[str, Any] = Field(
+        default_factory=dict, description="key: value lines of a leading --- block"
+    )
+    chars: int | None = Field(default=None, description="its length, in listings")
+
+
+class NoteResult(BaseModel):
+    found: bool
+    path: str
+    note: Note | None
+
+
+class NoteList(BaseModel):
+    project: str | None = Field(description="the project listed; null for every project")
+    folder: str
+    notes: list[Note]
+
+
+class NoteDeleted(BaseModel):
+    found: bool
+    path: str
+    ref: str | None

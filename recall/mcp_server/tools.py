@@ -47,6 +47,9 @@ IDEMPOTENT_WRITE = ToolAnnotations(
 DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
+EDITING = ToolAnnotations(  # an append twice appends twice
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 
 KINDS_TEXT = "decision, learning, breadcrumb, session_summary, message or session"
 ProjectArg = Annotated[
@@ -633,6 +636,125 @@ use find_connections."""
     return reply(result, text)
 
 
+# -- notes ----------------------------------------------------------------------------------------
+
+NotePath = Annotated[
+    str,
+    Field(description="Where the note lives inside the project, e.g. notes/architecture.md (.md is added)."),
+]
+
+
+def note_model(record: Record) -> out.Note:
+    return out.Note.model_validate({**record.to_dict(), "ref": str(record.ref)})
+
+
+def note_write(
+    ctx: Context,
+    path: NotePath,
+    content: Annotated[
+        str, Field(description="The whole markdown text; may open with a --- frontmatter block.")
+    ],
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteResult]:
+    """Write a markdown note at a path inside the project, replacing any note already there: for \
+what does not fit a one-line decision or learning (an architecture overview, a runbook, a \
+glossary). Notes are searched with everything else. To change part of a note use note_edit."""
+    with errors():
+        record = memory(ctx).note_write(path, content, project=project)
+    note = note_model(record)
+    return reply(
+        out.NoteResult(found=True, path=note.path, note=note),
+        f"wrote {note.path} ({note.ref}, {len(note.content or '')} characters)",
+    )
+
+
+def note_read(
+    ctx: Context,
+    path: NotePath,
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteResult]:
+    """Read one note in full, with its frontmatter parsed. Answers found: false when there is none; \
+note_list shows the paths there are."""
+    with errors():
+        try:
+            note: out.Note | None = note_model(memory(ctx).note_read(path, project=project))
+        except NotFound:
+            note = None
+    where = note.path if note else path
+    text = (
+        f"{note.path} ({note.ref})\n\n{note.content}"
+        if note
+        else f"no note at {path}; note_list shows the notes there are"
+    )
+    return reply(out.NoteResult(found=note is not None, path=where, note=note), text)
+
+
+def note_edit(
+    ctx: Context,
+    path: NotePath,
+    mode: Annotated[
+        Literal["replace", "append", "prepend", "str_replace"],
+        Field(description="replace the whole text, append or prepend content, or str_replace old with new."),
+    ],
+    content: Annotated[str | None, Field(description="The text to write, append or prepend.")] = None,
+    old: Annotated[
+        str | None,
+        Field(description="str_replace: the exact passage to replace; it must occur exactly once."),
+    ] = None,
+    new: Annotated[str | None, Field(description="str_replace: what replaces it (may be empty).")] = None,
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteResult]:
+    """Edit a note in place. replace, append and prepend take content (and create the note if it is \
+missing); str_replace swaps the one passage old for new and is refused when old occurs more than \
+once or not at all, so include enough surrounding text to make it unique. To write a whole new \
+note use note_write."""
+    with errors():
+        if mode == "str_replace" and content is not None:
+            raise InvalidInput("str_replace takes old and new, not content")
+        if mode != "str_replace" and (old is not None or new is not None):
+            raise InvalidInput(f"{mode} takes content; old and new are for str_replace")
+        record = memory(ctx).note_edit(path, mode, content, old=old, new=new, project=project)
+    note = note_model(record)
+    return reply(
+        out.NoteResult(found=True, path=note.path, note=note),
+        f"{mode}: {note.path} ({note.ref}) now has {len(note.content or '')} characters",
+    )
+
+
+def note_list(
+    ctx: Context,
+    folder: Annotated[
+        str | None, Field(description="Only notes under this folder, e.g. notes/design.")
+    ] = None,
+    project: ProjectArg = None,
+) -> Annotated[CallToolResult, out.NoteList]:
+    """List notes by path (under a folder, or all), each with its title and size; read one with note_read."""
+    with errors():
+        listed = memory(ctx).note_list(folder, project=project)
+        scope = memory(ctx).scope(project)
+    from recall.notes import clean_folder
+
+    notes = [note_model(record) for record in listed]
+    result = out.NoteList(project=scope, folder=clean_folder(folder), notes=notes)
+    lines = [f"{n.path}  {n.title} ({n.chars} characters, {n.ref})" for n in notes] or ["no notes here"]
+    return reply(result, "\n".join(lines))
+
+
+def note_delete(
+    ctx: Context,
+    path: NotePath,
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteDeleted]:
+    """Delete a note for good (no undo): its text leaves every file recall keeps. Answers found: \
+false when there is no note at that path. To change part of a note use note_edit instead."""
+    with errors():
+        try:
+            report = memory(ctx).note_delete(path, project=project)
+        except NotFound:
+            return reply(out.NoteDeleted(found=False, path=path, ref=None), f"no note at {path}")
+    return reply(out.NoteDeleted(found=True, path=path, ref=report.ref), report.message)
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_search, "Search memory by keyword", READ_ONLY),
     ToolSpec(memory_hybrid_search, "Search memory by meaning", READ_ONLY),
@@ -651,4 +773,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_review, "Review extracted memory", DESTRUCTIVE),
     ToolSpec(find_connections, "Find what memory connects to a file, symbol or command", READ_ONLY),
     ToolSpec(get_knowledge_graph, "A project's knowledge graph", READ_ONLY),
+    ToolSpec(note_write, "Write a note", DESTRUCTIVE),
+    ToolSpec(note_read, "Read a note", READ_ONLY),
+    ToolSpec(note_edit, "Edit a note", EDITING),
+    ToolSpec(note_list, "List notes", READ_ONLY),
+    ToolSpec(note_delete, "Delete a note", DESTRUCTIVE),
 )

@@ -39,6 +39,7 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "learnings": ("content", "detail"),
     "breadcrumbs": ("content", "detail"),
     "session_summaries": ("title", "content"),
+    "notes": ("path", "content"),
     "entities": ("name",),  # the lookup key is derived from the scrubbed name
     "entity_links": ("detail",),
 }
