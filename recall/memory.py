@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from recall.extract.stage import ExtractionReport
     from recall.ingest import ImportSummary, Progress
     from recall.overview import Overview
+    from recall.records_export import Exported
+    from recall.records_import import ImportedRecords
     from recall.redactions import Redactions
     from recall.scrub import Scrubbed
     from recall.search.embedder import Embedder
@@ -434,6 +436,47 @@ class Memory:
                 f"the note path {where!r} looks like it holds a secret; name the note otherwise"
             )
         return where
+
+    # -- export and import of records (adr/0032) -----------------------------------------------------
+
+    def export_records(
+        self,
+        *,
+        project: str | None = None,
+        kinds: Iterable[str | Kind] | None = None,
+        provenance: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Decisions, learnings, breadcrumbs and notes (or the ``kinds`` named) as JSON-ready rows, the
+        shape `import_records` reads back; every project unless one is named."""
+        from recall.records_export import EXPORTABLE, export_rows
+
+        wanted = tuple(parse_kind(kind, EXPORTABLE) for kind in kinds or ()) or EXPORTABLE
+        scope = self.scope(project) if project else None
+        return export_rows(self.store, scope, wanted, _provenance(provenance))
+
+    def export_files(
+        self,
+        out: Path,
+        *,
+        format: str = "markdown",
+        project: str | None = None,
+        kinds: Iterable[str | Kind] | None = None,
+        provenance: str | None = None,
+    ) -> Exported:
+        """Write the export under the folder ``out``: markdown files per project, or records.jsonl."""
+        from recall.records_export import write_jsonl, write_markdown
+
+        if format not in ("jsonl", "markdown"):
+            raise InvalidInput(f"unknown export format {format!r}; use jsonl or markdown")
+        rows = self.export_records(project=project, kinds=kinds, provenance=provenance)
+        return write_jsonl(rows, out) if format == "jsonl" else write_markdown(rows, out)
+
+    def import_records(self, lines: Iterable[str], *, project: str | None = None) -> ImportedRecords:
+        """Import a JSONL export: checked, scrubbed, stamped user_authored, ids remapped, supersession
+        links restored; a record already here is not added twice, a bad line is counted and skipped."""
+        from recall.records_import import import_records
+
+        return import_records(self.store, lines, project=self.project(project) if project else None)
 
     # -- connections: the files, commands, errors and packages rows touched (adr/0019) -----------------
 

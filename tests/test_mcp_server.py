@@ -207,6 +207,20 @@ CONTRACT = MappingProxyType({
         "params": {"path": "string", "project": "string? = null"},
         "output": {"found": "boolean", "path": "string", "ref": "string?"},
     },
+    "memory_export": {
+        "params": {
+            "project": "string? = null", "kinds": "list[decision|learning|breadcrumb|note]? = null",
+            "limit": "integer = 1000",
+        },
+        "output": {"project": "string?", "count": "integer", "records": "list[object]"},
+    },
+    "memory_import": {
+        "params": {"records": "list[object]", "project": "string? = null"},
+        "output": {
+            "added": "dict[integer]", "already_there": "integer", "supersession_links": "integer",
+            "unlinked": "integer", "refused": "integer", "problems": "list[string]",
+        },
+    },
 })  # fmt: skip
 
 SHAPES = MappingProxyType({
@@ -271,6 +285,7 @@ SHAPES = MappingProxyType({
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
     "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "note_read", "note_list",
+    "memory_export",
 }  # fmt: skip
 DESTRUCTIVE = {
     "memory_update", "memory_forget", "memory_forget_many", "memory_review", "note_write", "note_edit", "note_delete",

@@ -366,3 +366,18 @@ class NoteDeleted(BaseModel):
     found: bool
     path: str
     ref: str | None
+
+
+class ExportedRecords(BaseModel):
+    project: str | None = Field(description="the project exported; null for every project")
+    count: int
+    records: list[dict[str, Any]] = Field(description="one object per record: what memory_import reads back")
+
+
+class ImportedRecords(BaseModel):
+    added: dict[str, int] = Field(description="records added per kind")
+    already_there: int = Field(description="records not added because the same one is stored")
+    supersession_links: int
+    unlinked: int = Field(description="superseded_by named a decision not among the records")
+    refused: int
+    problems: list[str] = Field(description="why records were refused, by their position")

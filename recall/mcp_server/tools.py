@@ -755,6 +755,53 @@ false when there is no note at that path. To change part of a note use note_edit
     return reply(out.NoteDeleted(found=True, path=path, ref=report.ref), report.message)
 
 
+# -- export and import ------------------------------------------------------------------------------
+
+
+def memory_export(
+    ctx: Context,
+    project: ProjectArg = None,
+    kinds: Annotated[
+        list[Literal["decision", "learning", "breadcrumb", "note"]] | None,
+        Field(description="Only these kinds (default: all four)."),
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=5000, description="At most this many records.")] = 1000,
+) -> Annotated[CallToolResult, out.ExportedRecords]:
+    """Export decisions, learnings, breadcrumbs and notes as objects memory_import reads back \
+(content, detail, tags, status, supersession links, expiry, dates). Use it to move memory between \
+projects or machines; for a person, `recall export --format markdown` writes files."""
+    with errors():
+        scope = None if project == "*" else memory(ctx).project(project)
+        rows: list[dict[str, Any]] = []
+        for row in memory(ctx).export_records(project=scope, kinds=kinds):
+            if len(rows) >= limit:
+                break
+            rows.append(row)
+    result = out.ExportedRecords(project=scope, count=len(rows), records=rows)
+    return reply(result, f"{len(rows)} records exported from {scope or 'every project'}")
+
+
+def memory_import(
+    ctx: Context,
+    records: Annotated[list[dict[str, Any]], Field(description="Objects as memory_export returns them.")],
+    project: Annotated[
+        str | None, Field(description="Put every record in this project instead of the one it names.")
+    ] = None,
+) -> Annotated[CallToolResult, out.ImportedRecords]:
+    """Import records exported by memory_export (or `recall export`): each is checked and scrubbed, \
+stored as written by you, with new ids and its supersession links; one already stored is not added \
+twice, and a bad one is refused by its position while the rest go in. To add one record use \
+memory_add."""
+    import json
+
+    with errors():
+        report = memory(ctx).import_records((json.dumps(row) for row in records), project=project)
+    result = out.ImportedRecords.model_validate(report.to_dict())
+    added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items())) or "nothing"
+    text = f"imported {added}; {report.already_there} already there; {report.refused} refused"
+    return reply(result, "\n".join([text, *report.problems]))
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_search, "Search memory by keyword", READ_ONLY),
     ToolSpec(memory_hybrid_search, "Search memory by meaning", READ_ONLY),
@@ -778,4 +825,6 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(note_edit, "Edit a note", EDITING),
     ToolSpec(note_list, "List notes", READ_ONLY),
     ToolSpec(note_delete, "Delete a note", DESTRUCTIVE),
+    ToolSpec(memory_export, "Export records", READ_ONLY),
+    ToolSpec(memory_import, "Import records", ADDITIVE),
 )

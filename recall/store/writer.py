@@ -325,6 +325,14 @@ class Writer:
         )
         return self._conn.total_changes - before
 
+    def restore_updated_at(self, table: str, row_id: int, updated_at: str) -> None:
+        """Give an imported row back the ``updated_at`` it had where it was exported (a time, no text)."""
+        self._conn.execute(f"UPDATE {table} SET updated_at = ? WHERE id = ?", (updated_at, row_id))
+
+    def link_superseded(self, decision_id: int, by: int) -> None:
+        """Restore an imported decision's supersession link (ids only), keeping its dates."""
+        self._conn.execute("UPDATE decisions SET superseded_by = ? WHERE id = ?", (by, decision_id))
+
     def repoint_supersession(self, merged: Sequence[int], keep: int) -> None:
         """Decisions superseded by a merged decision are now superseded by the one kept (ids only)."""
         marks = ", ".join("?" for _ in merged)
