@@ -223,3 +223,16 @@ def test_a_subagent_brief_quotes_the_notes_that_bear_on_its_task(memory: Memory)
     brief = memory.context_for_agent("roll back the blue-green deploy", project="shop")
     assert "### From the project's notes" in brief.text and f"[{note.ref}," in brief.text
     assert brief.text.index("Decisions in force") < brief.text.index("From the project's notes")
+
+
+def test_notes_are_counted_rescrubbed_and_purged_with_their_project(memory: Memory) -> None:
+    memory.note_write("notes/deploy.md", f"export GITHUB_TOKEN={TOKEN}", project="shop")
+    memory.note_write("notes/keep.md", "kept", project="other")
+    assert memory.redactions().rows_by_kind.get("note") == 1
+    assert memory.rescrub().checked["note"] == 2
+    assert memory.list("note", project="shop").records[0].data["path"] == "notes/deploy.md"
+    assert memory.get("note#1").data["path"] == "notes/deploy.md"
+    dry = memory.purge(project="shop", dry_run=True)
+    assert dry.counts["note"] == 1 and memory.note_list(project="shop")
+    memory.purge(project="shop")
+    assert memory.note_list(project="shop") == [] and len(memory.note_list(project="other")) == 1

@@ -77,7 +77,7 @@ def test_rows_stored_under_older_rules_are_scrubbed_and_the_old_text_leaves_the_
     report = rescrub(store, progress=lambda done, total: seen.append((done, total)))
 
     assert report.rewritten == {
-        "session": 1, "message": 2, "decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1,
+        "session": 1, "message": 2, "decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1, "note": 0,
     }  # fmt: skip
     assert report.checked["message"] == 2 and report.checked["learning"] == 1
     assert report.redactions["aws-access-key-id"] >= 5
@@ -91,7 +91,14 @@ def test_rows_stored_under_older_rules_are_scrubbed_and_the_old_text_leaves_the_
     # Rewritten rows lost their vectors (their text changed); the untouched ones kept theirs.
     assert report.vectors_dropped == 3  # message m1, the decision, the summary (m2 changed in meta only)
     pending = semantic.count_pending(store, semantic.model_key(store, FakeEmbedder()))
-    assert pending == {"decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1, "message": 1}
+    assert pending == {
+        "decision": 1,
+        "learning": 0,
+        "breadcrumb": 0,
+        "session_summary": 1,
+        "message": 1,
+        "note": 0,
+    }
     assert sum(rescrub(store).rewritten.values()) == 0  # nothing left to change
 
 
