@@ -185,7 +185,7 @@ class Memory:
         from recall.near_duplicates import plan_merges
         from recall.store.merge import merge
 
-        scope = self.scope(project) if project else None
+        scope = self.scope(project) if project and project != ALL_PROJECTS else None
         embedder = self._maybe_embedder()
         groups = plan_merges(self.store, scope, embedder)
         if not dry_run:

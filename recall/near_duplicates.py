@@ -29,7 +29,7 @@ COSINE_WITH_OVERLAP = 0.8
 OVERLAP_ALONE = 0.9  # without a model: the same words, give or take one
 
 _NUMBER = re.compile(
-    r"\b\d[\w.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|once|twice)\b", re.IGNORECASE
+    r"\b\w*\d[\w.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|once|twice)\b", re.IGNORECASE
 )
 _NUMBER_WORDS = {
     "one": "1", "once": "1", "two": "2", "twice": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -64,21 +64,19 @@ def keyword_overlap(a: str, b: str) -> float:
 
 
 def numbers_differ(a: str, b: str) -> bool:
-    """Each wording names a number (a version, a count, an id) the other does not, or both name the
-    same numbers in another order ("writer 1, note 0" and "writer 0, note 1")."""
+    """Each wording names a number or a name with a number in it (a version, a count, an id, ``m17``,
+    ``UUIDv7``) that the other does not."""
     mine, theirs = _numbers(a), _numbers(b)
-    if set(mine) == set(theirs):
-        return mine != theirs
-    return bool(set(mine) - set(theirs)) and bool(set(theirs) - set(mine))
+    return bool(mine - theirs) and bool(theirs - mine)
 
 
 def likeness(a: str, b: str, cosine: float | None) -> Likeness:
     return Likeness(keyword_overlap(a, b), cosine, numbers_differ(a, b))
 
 
-def _numbers(text: str) -> tuple[str, ...]:
+def _numbers(text: str) -> set[str]:
     found = (match.group(0).lower().rstrip(".") for match in _NUMBER.finditer(text))
-    return tuple(dict.fromkeys(_NUMBER_WORDS.get(number, number) for number in found))
+    return {_NUMBER_WORDS.get(number, number) for number in found}
 
 
 # -- finding them in a store ------------------------------------------------------------------------

@@ -207,6 +207,13 @@ CONTRACT = MappingProxyType({
         "params": {"path": "string", "project": "string? = null"},
         "output": {"found": "boolean", "path": "string", "ref": "string?"},
     },
+    "memory_dedup": {
+        "params": {"project": "string? = null", "dry_run": "boolean = true"},
+        "output": {
+            "project": "string?", "dry_run": "boolean", "merged": "integer", "model": "boolean",
+            "groups": "list[#MergeGroupOut]",
+        },
+    },
     "memory_export": {
         "params": {
             "project": "string? = null", "kinds": "list[decision|learning|breadcrumb|note]? = null",
@@ -254,6 +261,8 @@ SHAPES = MappingProxyType({
         "updated_at": "string", "provenance": "string",
     },
     "Likeness": {"overlap": "number", "cosine": "number? = null", "numbers_differ": "boolean"},
+    "MergeGroupOut": {"kind": "string", "project": "string", "keep": "string", "merged": "list[#MergedRecord]"},
+    "MergedRecord": {"ref": "string", "overlap": "number", "cosine": "number?", "numbers_differ": "boolean"},
     "Note": {
         "ref": "string", "id": "integer", "project": "string", "path": "string", "title": "string",
         "created_at": "string", "updated_at": "string", "provenance": "string", "content": "string? = null",
@@ -289,6 +298,7 @@ READ_ONLY = {
 }  # fmt: skip
 DESTRUCTIVE = {
     "memory_update", "memory_forget", "memory_forget_many", "memory_review", "note_write", "note_edit", "note_delete",
+    "memory_dedup",
 }  # fmt: skip
 
 

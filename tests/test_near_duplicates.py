@@ -190,3 +190,18 @@ async def test_memory_add_over_mcp_says_which_record_it_refreshed(db_path: Path,
     text = again.content[0].text  # type: ignore[union-attr]
     assert text.startswith("not added: learning#1") and "force=true" in text
     assert forced.structured_content is not None and forced.structured_content["ref"] == "learning#2"
+
+
+@pytest.mark.anyio
+async def test_memory_dedup_over_mcp_says_then_merges(db_path: Path, minilm: Embedder) -> None:
+    with anyio.fail_after(90), Memory(db_path, project="shop", embedder=minilm) as memory:
+        keep = memory.add("decision", WAL)
+        dup = memory.add("decision", WAL_AGAIN, force=True)
+        async with Client(create_server(memory)) as client:
+            said = await client.call_tool("memory_dedup", {})
+            done = await client.call_tool("memory_dedup", {"dry_run": False})
+        assert memory.find(dup.ref) is None and memory.find(keep.ref) is not None
+    assert said.structured_content is not None and said.structured_content["dry_run"] is True
+    assert said.structured_content["groups"][0]["keep"] == str(keep.ref)
+    assert said.structured_content["groups"][0]["merged"][0]["ref"] == str(dup.ref)
+    assert done.structured_content is not None and done.structured_content["merged"] == 1

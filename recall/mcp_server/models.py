@@ -381,3 +381,25 @@ class ImportedRecords(BaseModel):
     unlinked: int = Field(description="superseded_by named a decision not among the records")
     refused: int
     problems: list[str] = Field(description="why records were refused, by their position")
+
+
+class MergedRecord(BaseModel):
+    ref: str = RefField
+    overlap: float
+    cosine: float | None
+    numbers_differ: bool
+
+
+class MergeGroupOut(BaseModel):
+    kind: str
+    project: str
+    keep: str = Field(description="the record kept, as kind#id")
+    merged: list[MergedRecord]
+
+
+class Deduplicated(BaseModel):
+    project: str | None = Field(description="the project deduplicated; null for every project")
+    dry_run: bool
+    merged: int = Field(description="records merged into another (or that would be, in a dry run)")
+    model: bool = Field(description="false: no model, so only near-identical wordings were compared")
+    groups: list[MergeGroupOut]

@@ -755,6 +755,27 @@ false when there is no note at that path. To change part of a note use note_edit
     return reply(out.NoteDeleted(found=True, path=path, ref=report.ref), report.message)
 
 
+def memory_dedup(
+    ctx: Context,
+    project: ProjectArg = None,
+    dry_run: Annotated[
+        bool, Field(description="Only say what would merge (the default); false merges.")
+    ] = True,
+) -> Annotated[CallToolResult, out.Deduplicated]:
+    """Find live decisions, learnings and breadcrumbs of one project (or '*') that say the same thing; \
+with dry_run=false merge each group into its oldest record (a person's own first), which takes the \
+others' tags, sources and supersession links, and delete the others for good. New records are \
+already checked by memory_add; to delete one record use memory_forget."""
+    with errors():
+        scope = "*" if project == "*" else memory(ctx).project(project)
+        found = memory(ctx).dedup(project=scope, dry_run=dry_run)
+    result = out.Deduplicated.model_validate(found.to_dict())
+    verb = "would merge" if dry_run else "merged"
+    lines = [f"{found.merged} near-duplicate record(s) {verb}"]
+    lines += [f"{g.keep} <- {', '.join(m.ref for m in g.merged)}" for g in result.groups]
+    return reply(result, "\n".join(lines))
+
+
 # -- export and import ------------------------------------------------------------------------------
 
 
@@ -825,6 +846,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(note_edit, "Edit a note", EDITING),
     ToolSpec(note_list, "List notes", READ_ONLY),
     ToolSpec(note_delete, "Delete a note", DESTRUCTIVE),
+    ToolSpec(memory_dedup, "Merge near-duplicate records", DESTRUCTIVE),
     ToolSpec(memory_export, "Export records", READ_ONLY),
     ToolSpec(memory_import, "Import records", ADDITIVE),
 )
