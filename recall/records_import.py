@@ -30,12 +30,7 @@ _KINDS = {
 # What an import never takes from a file: the write path decides these, or they point at rows here.
 _NEVER = frozenset({"id", "kind", "ref", "provenance", "session_id", "superseded_by", "updated_at", "sources",
                     "extraction", "entities", "frontmatter", "title", "chars"})  # fmt: skip
-_PLAIN = {
-    RecordKind.DECISION: ("status", "confidence", "importance"),
-    RecordKind.LEARNING: ("confidence", "importance"),
-    RecordKind.BREADCRUMB: ("importance", "valid_until"),
-    RecordKind.NOTE: (),
-}
+_PLAIN = ("status", "confidence", "importance", "valid_until")  # each taken where the kind has it
 
 
 @dataclass(slots=True)
@@ -150,8 +145,8 @@ def _incoming(data: dict[str, Any], project: str | None) -> tuple[Any, str]:
         if data.get("detail"):
             values["detail"] = check_content(_text(data["detail"], "detail"), "detail", 100_000)
         values["tags"] = normalise_tags(data.get("tags") if isinstance(data.get("tags"), list) else [])
-    for name in _PLAIN[kind]:
-        if data.get(name) is None:
+    for name in _PLAIN:
+        if data.get(name) is None or name not in TABLES[kind].model_fields:
             continue
         if name == "importance":
             values[name] = check_importance(data[name])
