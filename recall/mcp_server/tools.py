@@ -51,7 +51,7 @@ EDITING = ToolAnnotations(  # an append twice appends twice
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 
-KINDS_TEXT = "decision, learning, breadcrumb, session_summary, message or session"
+KINDS_TEXT = "decision, learning, breadcrumb, session_summary, message, note or session"
 ProjectArg = Annotated[
     str | None,
     Field(
