@@ -205,3 +205,22 @@ async def test_memory_dedup_over_mcp_says_then_merges(db_path: Path, minilm: Emb
     assert said.structured_content["groups"][0]["keep"] == str(keep.ref)
     assert said.structured_content["groups"][0]["merged"][0]["ref"] == str(dup.ref)
     assert done.structured_content is not None and done.structured_content["merged"] == 1
+
+
+def test_restating_an_extracted_record_accepts_it(real_memory: Memory) -> None:
+    from recall.store.extracted import ExtractedRecord, ExtractionBatch
+
+    done = real_memory.dump(
+        title="talk", project="shop", messages=[{"role": "user", "content": "we use WAL"}]
+    )
+    found = ExtractedRecord(
+        kind=RecordKind.DECISION, content=WAL, rule="stated_choice", version=1, confidence=0.5,
+        fingerprint="f", sources=(),
+    )  # fmt: skip
+    real_memory.store.write_extraction(ExtractionBatch(done.session_id, "shop", (found,), (), frozenset(), 1))
+    extracted = real_memory.list("decision", project="shop").records[0]
+    assert extracted.provenance == "extracted" and extracted.data["extraction"]["review"] == "pending"
+
+    again = real_memory.add("decision", WAL_AGAIN, project="shop")
+    assert again.ref == extracted.ref and again.data["extraction"]["review"] == "accepted"
+    assert again.provenance == "extracted"  # provenance is never rewritten

@@ -5,7 +5,8 @@ the model); this module only writes the outcome, in one transaction each, throug
 
 * a refresh moves the record's ``updated_at`` and takes what the new wording adds: tags it lacked,
   a higher importance, a detail where it had none, a later expiry. Its content stays: the person or
-  agent sees which record already said it and can correct it, or add anyway (``force``);
+  agent sees which record already said it and can correct it, or add anyway (``force``). An
+  extracted record refreshed this way counts as accepted in review: someone said it on purpose;
 * a merge keeps one record and folds the others into it the same way, plus their sources; a
   decision that was superseded by a merged one is now superseded by the one kept. The merged
   records are then deleted and the disk wiped like any forget (adr/0014).
@@ -19,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
+from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, Provenance, RecordKind
 from recall.store.writer import to_db_time
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ def refresh(store: Store, kind: RecordKind, row_id: int, offered: Mapping[str, A
     with store.transaction() as writer:
         kept = _row(store.connection, kind, row_id)
         writer.update(TABLE_NAMES[kind], row_id, _gains(kind, kept, [offered]))
+        if kept["provenance"] == Provenance.EXTRACTED.value:
+            # A person or agent said on purpose what extraction found: as good as accepting it in review.
+            writer.update_lineage(KIND_CODES[kind], row_id, review="accepted")
 
 
 def merge(store: Store, kind: RecordKind, keep: int, merged: Sequence[int]) -> Wiped | None:
