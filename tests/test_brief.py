@@ -160,7 +160,7 @@ def test_context_never_exceeds_its_budget(memory: Memory, store: Store, budget: 
 
     assert brief.tokens == estimate_tokens(brief.text) <= budget
     assert brief.sufficiency.line in brief.text
-    if budget <= 300:
+    if budget <= 160:  # less than the five relevant records take: something is left out, and said so
         assert brief.omitted > 0
 
 

@@ -66,7 +66,11 @@ def test_every_write_path_scrubs(store: Store, db_path: Path) -> None:
 
 def test_only_the_writer_issues_insert_or_update() -> None:
     """A static check: no module outside the writer writes text rows with its own SQL."""
-    allowed = {REPO / "recall" / "store" / "writer.py"}
+    allowed = {
+        REPO / "recall" / "store" / "writer.py",
+        # Stems one word through a private in-memory FTS5 table: it never touches the store's file.
+        REPO / "recall" / "search" / "project_bm25.py",
+    }
     offenders = []
     for path in sorted((REPO / "recall").rglob("*.py")) + sorted((REPO / "adapters").rglob("*.py")):
         if path in allowed or "migrations" in path.parts:

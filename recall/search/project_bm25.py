@@ -33,6 +33,7 @@ from recall.search.fts_query import match_terms, render_term
 RESCORE_DEPTH = 100  # FTS5 candidates re-scored per search (a larger ``depth`` raises it)
 K1 = 1.2  # FTS5's bm25 constants (fts5_aux.c), so scores stay on the scale keyword mode had
 B = 0.75
+IDF_FLOOR = 1e-6  # FTS5 gives a term found in over half the rows this weight instead of a negative one
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # the index's (m0004_porter_index)
 COLUMN_WEIGHTS = {"content": 1.0, "detail": 0.5, "tags": 0.8, "scope": 0.0}
 
@@ -59,9 +60,8 @@ def project_scores(
     rows = max([rows, *counts])
     weights: dict[Term, float] = {}
     for term, matching in zip(terms, counts, strict=True):
-        idf = math.log((rows - matching + 0.5) / (matching + 0.5)) if matching else 0.0
-        if idf > 0:  # a term in more than half the rows has FTS5's floor weight: no need to count it in
-            weights[term] = idf
+        if matching:  # a term in more than half the rows keeps FTS5's floor weight, as in fts5_aux.c
+            weights[term] = max(math.log((rows - matching + 0.5) / (matching + 0.5)), IDF_FLOOR)
     mean_length = _mean_length(conn)
     lengths = _lengths(conn, rowids)
     scores = dict.fromkeys(rowids, 0.0)
