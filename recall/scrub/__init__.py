@@ -2,7 +2,7 @@
 
 ``scrub(text)`` strips invisible and bidirectional format characters and terminal escapes, then
 replaces secrets with ``[REDACTED:<kind>]``. It is pure, idempotent and fast enough to run on every
-imported message: one scan per trigger character finds every layer's triggers together and only
+imported message: one scan per scanned character finds every layer's triggers together and only
 hits reach Python (:mod:`.scan`). The layers, from most to least specific:
 
 - vendor rules, one per known token format (:mod:`.tokens`);
