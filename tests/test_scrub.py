@@ -555,3 +555,33 @@ def test_lowercase_twin_keeps_every_index() -> None:
     lowered = _lowercase(text)
     assert len(lowered) == len(text)
     assert lowered.index("token") == text.index("TOKEN")
+
+
+def test_lowercase_twin_lowers_ascii_letters_and_keeps_the_classes_of_the_rest() -> None:
+    text = "ÉTÉ DB_PASSWORD=Tr0ub4dor&3xK — Straße ÅNGSTRÖM \u212a\u0130 \U0001f600 TOKEN"
+    lowered = _lowercase(text)
+    assert len(lowered) == len(text)
+    assert [
+        c.lower() if c.isascii() else c for c in text.replace("\u212a", "k").replace("\u0130", "i")
+    ] == list(lowered)
+    # What lets other letters keep their case: no code point's lowercase differs from it in a class
+    # the scan's regexes use, but the two mapped above.
+    classes = [re.compile(p) for p in (r"\w", r"\s", r"\d")]
+    differing = {
+        hex(cp)
+        for cp in range(0x80, 0x110000)
+        if not 0xD800 <= cp < 0xE000
+        and (low := chr(cp).lower()) != chr(cp)
+        and (
+            len(low) != 1
+            or low.isascii()
+            or any(bool(c.match(chr(cp))) != bool(c.match(low)) for c in classes)
+        )
+    }
+    assert differing == {"0x130", "0x212a"}
+
+
+def test_a_secret_beside_letters_in_other_cases_and_scripts_is_found() -> None:
+    result = scrub("ÉTÉ — Ünïcode DB_PASSWORD=" + PASSWORD + " İSTANBUL")
+    assert PASSWORD not in result.text
+    assert result.text.endswith(" İSTANBUL")

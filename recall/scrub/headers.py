@@ -18,10 +18,13 @@ __all__ = ["HEADER_KINDS", "HEADER_TRIGGERS"]
 
 _BEARER = re.compile(r"bearer[ \t]+(?P<s>[a-z0-9._~+/=-]{8,})")
 _BASIC = re.compile(r"basic[ \t]+(?P<s>[a-z0-9+/]{8,}={0,2})(?![\w+/=.-])")
-_AUTHORIZATION = re.compile(
-    r"authorization\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?(?!bearer|basic|digest|negotiate|ntlm|aws4)"
-    r"(?:[a-z][a-z0-9-]*[ \t]+)?(?P<s>[^\s\"',;\\]{8,})"
+# After "authorization": any scheme but those with rules of their own, then the value. The
+# trigger's tail is this up to the value's eighth character, so only a header that has a value
+# reaches Python ("Authorization: `Bearer ${token}`" in code is most of them).
+_AUTHORIZATION_HEAD = (
+    r"\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?(?!bearer|basic|digest|negotiate|ntlm|aws4)(?:[a-z][a-z0-9-]*[ \t]+)?"
 )
+_AUTHORIZATION = re.compile(rf"authorization{_AUTHORIZATION_HEAD}(?P<s>[^\s\"',;\\]{{8,}})")
 
 
 def _after_authorization(lowered: str, start: int) -> bool:
@@ -96,7 +99,7 @@ def _cookie(text: str, lowered: str, position: int, literal: str, out: list[Find
 HEADER_TRIGGERS: tuple[Trigger, ...] = (
     Trigger("bearer", _bearer, r"[ \t]+[a-z0-9._~+/=-]{8}"),
     Trigger("basic", _basic, r"[ \t]+[a-z0-9+/]{8}"),
-    Trigger("authorization", _authorization, r"\\*[\"']?[ \t]*[:=]"),
+    Trigger("authorization", _authorization, rf"{_AUTHORIZATION_HEAD}[^\s\"',;\\]{{8}}"),
     Trigger("cookie", _cookie, r"\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?[^\s=;]+="),
 )
 HEADER_KINDS: frozenset[str] = frozenset(("bearer-token", "basic-auth", "authorization-header", "cookie"))

@@ -11,8 +11,8 @@ Each scan costs a pass over the text plus a call into the regex engine (~14 ns) 
 occurrence of its character, whatever its branches, so the number of scans is what the cost
 follows. A trigger is therefore found through the rarest character it holds among those in
 :data:`SCANNED`, not necessarily its first (``xai-`` through ``a``, ``machine`` through ``h``),
-and checked back with a look-behind. Fourteen scans cover the ~170 triggers; a scan per first
-character took twenty, and a regex per rule would take ~70.
+and checked back with a look-behind. Sixteen scans cover the ~170 triggers; a scan per first
+character took twenty, and a regex per rule would take ~70 (figures in adr/0002).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ __all__ = ["SCANNED", "Scanner"]
 
 # The characters scanned for, rarest first in the bundled transcripts (fixtures/transcripts).
 # Each is here because some trigger holds no rarer one: "q~" (Azure), "eyj" (JWTs), "$2a$"
-# (bcrypt), the stems "pass", "cret", "session" and "auth", the separators of vendor shapes, ...
+# (bcrypt), base64 middles such as "x0tfw" and "9lrv" ("v" and "0"), the stems "pass", "cret",
+# "session" and "auth", the separators of vendor shapes, ...
 # A trigger holding none of them is found through its first character, at the cost of a scan.
 SCANNED = "$qvky.h-g0_:pcan"
 
