@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from recall.results import Hit
-from recall.rowkinds import KIND_BY_CODE, TABLE_NAMES, RecordKind, split_rowid
+from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, RecordKind, split_rowid
 from recall.search.fts_query import build_match, scope_filter
 from recall.store.writer import to_db_time, utc_now
 
@@ -24,6 +24,8 @@ _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
 BIAS_BOOST = 2.0
 INACTIVE_DECISION_FACTOR = 0.5
 PREVIEW_CHARS = 240
+_KIND_NAMES = {code: kind.value for code, kind in KIND_BY_CODE.items()}
+_DECISION, _BREADCRUMB = KIND_CODES[RecordKind.DECISION], KIND_CODES[RecordKind.BREADCRUMB]
 
 _COLUMNS: dict[RecordKind, str] = {
     RecordKind.DECISION: "id, project, created_at, provenance, content, detail, importance, status, tags",
@@ -52,7 +54,8 @@ def keyword_search(
     if bias is not None and table is None:
         for rowid, score in keyword_candidates(conn, query, project=project, table=bias, depth=depth).items():
             scored.setdefault(rowid, score)
-    hits = materialise(conn, scored)
+    best = best_rowids(conn, scored, bias=bias, limit=limit)
+    hits = materialise(conn, {rowid: scored[rowid] for rowid in best})
     for hit in hits:
         hit.keyword_score = hit.score
     hits = rank(hits, bias=bias, limit=limit)
@@ -82,6 +85,52 @@ def rank(hits: list[Hit], *, bias: RecordKind | None, limit: int, cap: float | N
             hit.score = min(cap, hit.score)
     hits.sort(key=lambda h: (-h.score, h.kind, h.id))
     return hits[:limit]
+
+
+def best_rowids(
+    conn: sqlite3.Connection,
+    scored: dict[int, float],
+    *,
+    bias: RecordKind | None,
+    limit: int,
+    cap: float | None = None,
+) -> list[int]:
+    """The ``limit`` rowids ``rank`` would keep, best first, found before any row is read in full:
+    only a decision's status and a breadcrumb's expiry change a score, so only they are looked up,
+    and ``materialise`` reads (and previews) just the hits returned (adr/0031)."""
+    wanted: dict[RecordKind, list[int]] = {RecordKind.DECISION: [], RecordKind.BREADCRUMB: []}
+    for rowid in scored:
+        code, row_id = split_rowid(rowid)
+        kind = KIND_BY_CODE.get(code)
+        if kind in wanted:
+            wanted[kind].append(row_id)
+    inactive = _ids(conn, "decisions", "status != 'active'", wanted[RecordKind.DECISION])
+    expired = _ids(
+        conn, "breadcrumbs", "valid_until IS NOT NULL AND valid_until <= ?", wanted[RecordKind.BREADCRUMB],
+        to_db_time(utc_now()),
+    )  # fmt: skip
+    keys: dict[int, tuple[float, str, int]] = {}
+    for rowid, score in scored.items():
+        code, row_id = split_rowid(rowid)
+        name = _KIND_NAMES.get(code)
+        if name is None or (code == _BREADCRUMB and row_id in expired):
+            continue
+        if bias is not None and name == bias.value:
+            score *= BIAS_BOOST
+        if code == _DECISION and row_id in inactive:
+            score *= INACTIVE_DECISION_FACTOR
+        if cap is not None:
+            score = min(cap, score)
+        keys[rowid] = (-score, name, row_id)
+    return sorted(keys, key=keys.__getitem__)[:limit]
+
+
+def _ids(conn: sqlite3.Connection, table: str, condition: str, ids: list[int], *params: Any) -> set[int]:
+    if not ids:
+        return set()
+    marks = ", ".join("?" for _ in ids)
+    sql = f"SELECT id FROM {table} WHERE id IN ({marks}) AND {condition}"
+    return {row[0] for row in conn.execute(sql, (*ids, *params))}
 
 
 def _ranked_rowids(
