@@ -82,6 +82,9 @@ class Decision(_Row, table=True):
     confidence: Confidence = Confidence.MEDIUM
     importance: int = 5
     session_id: int | None = Field(default=None, foreign_key="sessions.id")
+    valid_until: datetime | None = None
+    source: str | None = None  # the caller's own note of where it came from (a URL, a ticket)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 class Learning(_Row, table=True):
@@ -93,6 +96,9 @@ class Learning(_Row, table=True):
     confidence: Confidence = Confidence.MEDIUM
     importance: int = 5
     session_id: int | None = Field(default=None, foreign_key="sessions.id")
+    valid_until: datetime | None = None
+    source: str | None = None  # the caller's own note of where it came from (a URL, a ticket)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 class Breadcrumb(_Row, table=True):
@@ -104,6 +110,8 @@ class Breadcrumb(_Row, table=True):
     importance: int = 5
     valid_until: datetime | None = None
     session_id: int | None = Field(default=None, foreign_key="sessions.id")
+    source: str | None = None  # the caller's own note of where it came from (a URL, a ticket)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 class SessionSummary(_Row, table=True):

@@ -24,6 +24,7 @@ class Record:
     kind: Kind
     id: int
     data: Mapping[str, Any]
+    redacted: Mapping[str, int] = field(default_factory=dict)  # what a write just scrubbed out, per kind
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Record:
@@ -47,7 +48,10 @@ class Record:
         return self.provenance == "user_authored"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ref": str(self.ref), **self.data}
+        out = {"ref": str(self.ref), **self.data}
+        if self.redacted:
+            out["redacted"] = dict(self.redacted)
+        return out
 
 
 @dataclass(slots=True)

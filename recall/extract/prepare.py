@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from recall.store import Store
 
 _LIVE = {
-    RecordKind.DECISION: "status = 'active'",
+    RecordKind.DECISION: "status = 'active' AND (valid_until IS NULL OR valid_until > :now)",
     RecordKind.BREADCRUMB: "(valid_until IS NULL OR valid_until > :now)",
-    RecordKind.LEARNING: "1",
+    RecordKind.LEARNING: "(valid_until IS NULL OR valid_until > :now)",
 }
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall.rowkinds import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid
+from recall.rowkinds import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid, split_rowid
 from recall.store.derived import VECTOR_INDEXES
 
 if TYPE_CHECKING:
@@ -342,13 +342,19 @@ def semantic_candidates(
     project: str | None,
     table: RecordKind | None,
     depth: int,
+    only: set[int] | None = None,
 ) -> tuple[dict[int, float], Any, VectorIndex]:
     """Search index rowid (``index_rowid``) → cosine for the nearest rows, plus the query vector and index.
 
-    Records written without the model since the last search are embedded first (``embed_due``)."""
+    Records written without the model since the last search are embedded first (``embed_due``).
+    ``only`` (a tag filter's few records) is scored exactly, row by row, instead of searched for."""
     embed_due(store, embedder)
     index = vector_index(store, embedder)
     vector = embedder.embed_query(query)
+    if only is not None:
+        exact = index.cosines_for(vector, [split_rowid(rowid) for rowid in only])
+        nearest = sorted(exact.items(), key=lambda item: -item[1])[:depth]
+        return {index_rowid(code, row_id): cosine for (code, row_id), cosine in nearest}, vector, index
     kinds = [KIND_CODES[table]] if table else None
     found = index.search(vector, k=depth, project=project, kinds=kinds)
     return {index_rowid(code, row_id): cosine for code, row_id, cosine in found}, vector, index

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -28,11 +29,19 @@ from recall.store.writer import Writer
 
 if TYPE_CHECKING:
     from recall.store.extracted import ExtractionBatch, ExtractionOutcome
-    from recall.store.transcripts import BatchOutcome, SourceStamp
+    from recall.store.transcripts import BatchOutcome, Ready, SourceStamp
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
 
-__all__ = ["NewRecord", "RecordChanges", "Store"]
+__all__ = ["NewRecord", "RecordChanges", "Store", "Written"]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A record just written, and the secrets the scrubber took out of it (kind → count)."""
+
+    id: int
+    redacted: dict[str, int]
 
 
 class Store:
@@ -109,13 +118,18 @@ class Store:
 
     def add(self, new: NewRecord) -> int:
         """Add a decision, learning or breadcrumb written by a person or an agent (user_authored)."""
+        return self.add_record(new).id
+
+    def add_record(self, new: NewRecord) -> Written:
+        """``add``, also saying what the scrubber redacted on the way in (the caller is told)."""
         if new.kind not in TYPED_KINDS:
             raise InvalidInput(f"{new.kind.value} records cannot be added directly")
         values = record_values(new)
         with self.transaction() as writer:
             row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
             connect_record(self._conn, writer, new.kind, row_id)
-        return row_id
+            redacted = dict(writer.redactions)
+        return Written(row_id, redacted)
 
     def get(self, kind: RecordKind, row_id: int) -> dict[str, Any] | None:
         """The row as JSON-ready data, with its kind; ``None`` when there is no such row.
@@ -142,6 +156,11 @@ class Store:
 
     def update(self, kind: RecordKind, row_id: int, changes: RecordChanges) -> dict[str, Any]:
         """Correct a record in place (created_at kept, updated_at refreshed, re-indexed)."""
+        self.update_record(kind, row_id, changes)
+        return self.require(kind, row_id)
+
+    def update_record(self, kind: RecordKind, row_id: int, changes: RecordChanges) -> Written:
+        """``update``, also saying what the scrubber redacted from the new values."""
         if kind not in TYPED_KINDS:
             raise InvalidInput(
                 f"{kind.value} rows are not edited by hand; only decisions, learnings, breadcrumbs"
@@ -151,7 +170,8 @@ class Store:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
             connect_record(self._conn, writer, kind, row_id)
-        return self.require(kind, row_id)
+            redacted = dict(writer.redactions)
+        return Written(row_id, redacted)
 
     # -- transcripts ---------------------------------------------------------------------------
 
@@ -163,12 +183,20 @@ class Store:
         expect_host: str | None = None,
         source: SourceStamp | None = None,
         dry_run: bool = False,
+        ready: Sequence[Ready] | None = None,
     ) -> BatchOutcome:
-        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts)."""
+        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts);
+        ``ready`` holds rows cleaned ahead for each transcript (``transcripts.preclean``)."""
         from recall.store.transcripts import import_transcripts
 
         return import_transcripts(
-            self, transcripts, project=project, expect_host=expect_host, source=source, dry_run=dry_run
+            self,
+            transcripts,
+            project=project,
+            expect_host=expect_host,
+            source=source,
+            dry_run=dry_run,
+            ready=ready,
         )
 
     def stamp_source(self, source: SourceStamp, *, sessions: int, messages: int) -> None:

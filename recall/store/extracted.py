@@ -169,9 +169,9 @@ def _live(conn: sqlite3.Connection, record: ExtractedRecord, now: str) -> sqlite
     if record.duplicate_of is None:
         return None
     live = {
-        RecordKind.DECISION: "status = 'active'",
+        RecordKind.DECISION: "status = 'active' AND (valid_until IS NULL OR valid_until > :now)",
         RecordKind.BREADCRUMB: "(valid_until IS NULL OR valid_until > :now)",
-        RecordKind.LEARNING: "1",
+        RecordKind.LEARNING: "(valid_until IS NULL OR valid_until > :now)",
     }[record.kind]
     until = "valid_until" if record.kind is RecordKind.BREADCRUMB else "NULL AS valid_until"
     return conn.execute(

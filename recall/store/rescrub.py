@@ -34,6 +34,7 @@ KINDS = {
     "learnings": "learning",
     "breadcrumbs": "breadcrumb",
     "session_summaries": "session_summary",
+    "profiles": "profile",
 }
 
 Progress = Callable[[int, int], None]  # (rows checked, rows in all)

@@ -35,12 +35,13 @@ from recall.transcript import Cut
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": ("title", "cwd", "git_branch", "model", "source_path", "parent_external_id"),
     "messages": ("content", "tool_name"),
-    "decisions": ("content", "detail"),
-    "learnings": ("content", "detail"),
-    "breadcrumbs": ("content", "detail"),
+    "decisions": ("content", "detail", "source"),
+    "learnings": ("content", "detail", "source"),
+    "breadcrumbs": ("content", "detail", "source"),
     "session_summaries": ("title", "content"),
     "entities": ("name",),  # the lookup key is derived from the scrubbed name
     "entity_links": ("detail",),
+    "profiles": ("value",),  # keys are checked words (recall.profile), never free text
 }
 # Entity names and command lines repeat across a whole import (`pytest`, `git status`): their scrub
 # is remembered.
