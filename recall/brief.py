@@ -248,6 +248,7 @@ def context_for_agent(
         ("Decisions in force", ("decision",)),
         ("Where work was left", ("breadcrumb",)),
         ("What we learned", ("learning",)),
+        ("From the project's notes", ("note",)),
         ("From past sessions", ("session_summary", "message")),
     )
     for heading, kinds in sections:

@@ -29,6 +29,7 @@ class Kind(StrEnum):
     SESSION_SUMMARY = "session_summary"
     MESSAGE = "message"
     SESSION = "session"
+    NOTE = "note"
 
     @property
     def record(self) -> RecordKind | None:
@@ -39,7 +40,7 @@ class Kind(StrEnum):
 
 
 TYPED: tuple[Kind, ...] = (Kind.DECISION, Kind.LEARNING, Kind.BREADCRUMB)  # written by people and agents
-SEARCHABLE: tuple[Kind, ...] = (*TYPED, Kind.SESSION_SUMMARY, Kind.MESSAGE)
+SEARCHABLE: tuple[Kind, ...] = (*TYPED, Kind.SESSION_SUMMARY, Kind.MESSAGE, Kind.NOTE)
 READABLE: tuple[Kind, ...] = (*SEARCHABLE, Kind.SESSION)
 
 _ALIASES: dict[str, Kind] = {

@@ -124,10 +124,20 @@ class SessionSummary(_Row, table=True):
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
+class Note(_Row, table=True):
+    """A markdown document a person or agent keeps at a path inside a project (m0012_notes)."""
+
+    __tablename__ = "notes"
+
+    path: str
+    content: str
+
+
 TABLES: dict[RecordKind, type[_Row]] = {
     RecordKind.DECISION: Decision,
     RecordKind.LEARNING: Learning,
     RecordKind.BREADCRUMB: Breadcrumb,
     RecordKind.SESSION_SUMMARY: SessionSummary,
     RecordKind.MESSAGE: Message,
+    RecordKind.NOTE: Note,
 }

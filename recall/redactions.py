@@ -29,6 +29,7 @@ _TEXT = {  # the columns each table keeps text in
     "breadcrumbs": "content || ' ' || coalesce(detail, '') || ' ' || tags",
     "session_summaries": "title || ' ' || content",
     "messages": "content || ' ' || coalesce(tool_name, '')",
+    "notes": "path || ' ' || content",
 }
 _BATCH = 500
 

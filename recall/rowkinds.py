@@ -39,6 +39,7 @@ class RecordKind(StrEnum):
     BREADCRUMB = "breadcrumb"
     SESSION_SUMMARY = "session_summary"
     MESSAGE = "message"
+    NOTE = "note"
 
 
 # FTS rowids are ``id * 8 + code``: one index over every kind keeps bm25 on one scale (adr/0003).
@@ -48,6 +49,7 @@ KIND_CODES: dict[RecordKind, int] = {
     RecordKind.BREADCRUMB: 3,
     RecordKind.SESSION_SUMMARY: 4,
     RecordKind.MESSAGE: 5,
+    RecordKind.NOTE: 6,
 }
 KIND_BY_CODE: dict[int, RecordKind] = {code: kind for kind, code in KIND_CODES.items()}
 _CODE_SPAN = 8
@@ -74,4 +76,5 @@ TABLE_NAMES: dict[RecordKind, str] = {
     RecordKind.BREADCRUMB: "breadcrumbs",
     RecordKind.SESSION_SUMMARY: "session_summaries",
     RecordKind.MESSAGE: "messages",
+    RecordKind.NOTE: "notes",
 }

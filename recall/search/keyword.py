@@ -37,6 +37,7 @@ _COLUMNS: dict[RecordKind, str] = {
     RecordKind.SESSION_SUMMARY: "id, project, created_at, provenance, content, title, importance, session_id",
     RecordKind.MESSAGE: "id, project, coalesce(timestamp, created_at) AS created_at, provenance, content, "
     "role, origin, session_id, tool_name",
+    RecordKind.NOTE: "id, project, updated_at AS created_at, provenance, content, path",
 }
 
 

@@ -47,6 +47,7 @@ _RECORD_TEXT: dict[RecordKind, str] = {
     RecordKind.LEARNING: "SELECT id, project, content || coalesce(char(10) || detail, '') AS text FROM learnings",
     RecordKind.BREADCRUMB: "SELECT id, project, content || coalesce(char(10) || detail, '') AS text FROM breadcrumbs",
     RecordKind.SESSION_SUMMARY: "SELECT id, project, title || char(10) || content AS text FROM session_summaries",
+    RecordKind.NOTE: "SELECT id, project, path || char(10) || content AS text FROM notes",
 }
 
 

@@ -83,7 +83,7 @@ def purge(
                 where, params = _scope(project, cutoff, "coalesce(ended_at, started_at, created_at)")
                 ids = [row[0] for row in conn.execute(f"SELECT id FROM sessions WHERE {where}", params)]
                 counts.update(delete_sessions(conn, writer, ids))
-            kinds = TYPED_KINDS
+            kinds = TYPED_KINDS if expired else (*TYPED_KINDS, RecordKind.NOTE)
             where, params = _scope(project, cutoff, "created_at")
             if expired:
                 where += " AND valid_until IS NOT NULL AND valid_until <= ?"

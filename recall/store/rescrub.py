@@ -35,6 +35,7 @@ KINDS = {
     "breadcrumbs": "breadcrumb",
     "session_summaries": "session_summary",
     "profiles": "profile",
+    "notes": "note",
 }
 
 Progress = Callable[[int, int], None]  # (rows checked, rows in all)

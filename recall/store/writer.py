@@ -39,6 +39,7 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "learnings": ("content", "detail", "source"),
     "breadcrumbs": ("content", "detail", "source"),
     "session_summaries": ("title", "content"),
+    "notes": ("path", "content"),
     "entities": ("name",),  # the lookup key is derived from the scrubbed name
     "entity_links": ("detail",),
     "profiles": ("value",),  # keys are checked words (recall.profile), never free text
@@ -324,6 +325,22 @@ class Writer:
             [(kind_code, row_id, message_id) for message_id in message_ids],
         )
         return self._conn.total_changes - before
+
+    def restore_updated_at(self, table: str, row_id: int, updated_at: str) -> None:
+        """Give an imported row back the ``updated_at`` it had where it was exported (a time, no text)."""
+        self._conn.execute(f"UPDATE {table} SET updated_at = ? WHERE id = ?", (updated_at, row_id))
+
+    def link_superseded(self, decision_id: int, by: int) -> None:
+        """Restore an imported decision's supersession link (ids only), keeping its dates."""
+        self._conn.execute("UPDATE decisions SET superseded_by = ? WHERE id = ?", (by, decision_id))
+
+    def repoint_supersession(self, merged: Sequence[int], keep: int) -> None:
+        """Decisions superseded by a merged decision are now superseded by the one kept (ids only)."""
+        marks = ", ".join("?" for _ in merged)
+        self._conn.execute(
+            f"UPDATE decisions SET superseded_by = ? WHERE superseded_by IN ({marks}) AND id != ?",
+            (keep, *merged, keep),
+        )
 
     def update_lineage(self, kind_code: int, row_id: int, **values: Any) -> None:
         """Set lineage columns: ``confidence`` (raised, never lowered), ``review``, ``conflicts_with``."""
