@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from recall.extract.text import similarity, word_set
-from recall.models import TABLE_NAMES, TYPED_KINDS, RecordKind
+from recall.rowkinds import TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:

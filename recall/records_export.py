@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.kinds import Kind
-from recall.models import TABLE_NAMES, RecordKind
+from recall.rowkinds import TABLE_NAMES, RecordKind
 
 if TYPE_CHECKING:
     from recall.store import Store

@@ -37,7 +37,7 @@ def test_the_hits_returned_are_those_ranking_every_candidate_gives(
     memory.import_transcripts(["claude"], paths=[SPOTTER], embed_budget_seconds=0)
     for n, query in enumerate(QUERIES):
         old = memory.add("decision", f"For {query} use the first way", project="spotter")
-        new = memory.add("decision", f"For {query} use the second way", project="spotter")
+        new = memory.add("decision", f"Later, {query} moved onto another tool entirely", project="spotter")
         if n % 2:
             memory.supersede(old.ref, by=new.ref)
         memory.add("breadcrumb", f"halfway through {query}", project="spotter",

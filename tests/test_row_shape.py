@@ -41,6 +41,7 @@ def test_every_stored_row_reads_as_its_sqlmodel_class_describes_it(memory: Memor
     memory.add("decision", "Use WAL", project="p", detail="readers", tags="db, ops", confidence="high")
     memory.add("learning", "FTS5 hyphens", project="p", importance=9)
     memory.add("breadcrumb", "halfway", project="p", valid_until="2099-01-01")
+    memory.note_write("notes/db.md", "# Database\nSQLite with WAL.", project="p")
     tables = [("session", "sessions", Session)] + [
         (kind.value, TABLE_NAMES[kind], model) for kind, model in TABLES.items()
     ]

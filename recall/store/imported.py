@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from recall.models import TABLE_NAMES, Provenance, RecordKind
+from recall.rowkinds import TABLE_NAMES, Provenance, RecordKind
 from recall.store.entities import connect_record
 from recall.store.writer import clean_row
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, Provenance, RecordKind
+from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, Provenance, RecordKind
 from recall.store.writer import to_db_time
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import NotFound
-from recall.models import Provenance
+from recall.rowkinds import Provenance
 
 if TYPE_CHECKING:
     from recall.store import Store
