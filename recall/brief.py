@@ -36,7 +36,7 @@ from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
     from recall.results import Hit
-    from recall.search.embedder import Embedder
+    from recall.search.embedder import Embedder, Vectors
     from recall.search.hybrid import Mode
     from recall.store import Store
 
@@ -88,7 +88,7 @@ def estimate_tokens(text: str) -> int:
     and code); every other character counts a whole token, which holds for accented and CJK text.
     ``estimate(a + b) <= estimate(a) + estimate(b)``, so summing per-line estimates bounds the whole.
     """
-    other = sum(1 for char in text if ord(char) > 127)
+    other = 0 if text.isascii() else len(text) - len(text.encode("ascii", "ignore"))
     return math.ceil((len(text) - other) / CHARS_PER_TOKEN + other)
 
 
@@ -350,6 +350,35 @@ def _task_terms(task: str) -> list[str]:
 # -- gathering -------------------------------------------------------------------------------------
 
 
+class _TaskEmbedder:
+    """The embedder for one brief: its searches all ask for the task's vector, which the model
+    computes once (3-5 ms a call on the reference machine, three searches a brief; adr/0031)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._queries: dict[str, Vectors] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self._embedder.model_id
+
+    @property
+    def model_hash(self) -> str:
+        return self._embedder.model_hash
+
+    @property
+    def dim(self) -> int:
+        return self._embedder.dim
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self._embedder.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        if text not in self._queries:
+            self._queries[text] = self._embedder.embed_query(text)
+        return self._queries[text]
+
+
 def _related(store: Store, task: str, project: str | None, embedder: Embedder | None) -> list[BriefItem]:
     """Hybrid hits that share a word with the task or come close in meaning, still in force, best first."""
     from recall.errors import ModelUnavailable
@@ -360,6 +389,7 @@ def _related(store: Store, task: str, project: str | None, embedder: Embedder | 
     query = task.lower().replace('"', " ").replace("*", " ")
     found: dict[tuple[str, int], Hit] = {}
     mode: Mode = "hybrid" if embedder is not None else "keyword"
+    embedder = _TaskEmbedder(embedder) if embedder is not None else None
     for table, limit in _SEARCHES:
         kind = RecordKind(table) if table else None
         try:

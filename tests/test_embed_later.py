@@ -124,3 +124,13 @@ def test_the_embed_budget_comes_from_config_and_the_flag_wins(
 def test_a_negative_budget_is_refused_with_the_fix(run, tmp_path: Path) -> None:
     result = run("import", "--path", str(tmp_path), "--embed-budget", "-1")
     assert result.exit_code == 2 and "--embed-budget" in result.output
+
+
+def test_a_note_written_without_the_model_waits_and_the_next_meaning_search_embeds_it(db_path: Path) -> None:
+    with Memory(db_path, embedder=FakeEmbedder(), embed_on_write=False) as memory:
+        note = memory.note_write("notes/db.md", "# Database\nWe store everything in SQLite.", project="p")
+        assert queued(db_path) == [(6, note.id)]
+        memory.note_edit("notes/db.md", "append", "WAL mode.", project="p")
+        assert queued(db_path) == [(6, note.id)]
+        memory.search("database", mode="hybrid", project="p")
+    assert queued(db_path) == [] and vectors(db_path) == 1

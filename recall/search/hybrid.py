@@ -76,6 +76,7 @@ def search(
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
     if not 0.0 <= min_score <= 1.0:
         raise InvalidInput("min_score must lie between 0 and 1")
+    from recall.search import keyword as lexical_search
     from recall.search.filters import expired_among, tagged_rowids
     from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
 
@@ -134,7 +135,9 @@ def search(
             )
         else:
             fused = {rowid: max(0.0, cosine) for rowid, cosine in cosines.items()}
-        hits = materialise(conn, fused)
+        # Only the hits returned are read in full (adr/0031), with spares for the summaries that fold.
+        best = lexical_search.best_rowids(conn, fused, bias=bias, limit=limit + FOLD_SPARE, cap=BIAS_CAP)
+        hits = materialise(conn, {rowid: fused[rowid] for rowid in best})
     keyword_order = {
         rowid: n for n, rowid in enumerate(sorted(keyword, key=keyword.__getitem__, reverse=True), 1)
     }

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from recall.results import Hit
-from recall.rowkinds import KIND_BY_CODE, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
+from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.search.fts_query import build_match, scope_filter
 from recall.search.project_bm25 import RESCORE_DEPTH, project_scores
 from recall.store.writer import to_db_time, utc_now
@@ -25,6 +25,8 @@ _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
 BIAS_BOOST = 2.0
 INACTIVE_DECISION_FACTOR = 0.5
 PREVIEW_CHARS = 240
+_KIND_NAMES = {code: kind.value for code, kind in KIND_BY_CODE.items()}
+_DECISION = KIND_CODES[RecordKind.DECISION]
 PROJECT_STATISTICS = True  # bm25 with the searched project's N and n (adr/0021); False: the database's
 
 _COLUMNS: dict[RecordKind, str] = {
@@ -60,7 +62,8 @@ def keyword_search(
         biased = keyword_candidates(conn, query, project=project, table=bias, depth=depth, only=only)
         for rowid, score in biased.items():
             scored.setdefault(rowid, score)
-    hits = materialise(conn, scored)
+    best = best_rowids(conn, scored, bias=bias, limit=limit)
+    hits = materialise(conn, {rowid: scored[rowid] for rowid in best})
     for hit in hits:
         hit.keyword_score = hit.score
     hits = rank(hits, bias=bias, limit=limit)
@@ -107,6 +110,45 @@ def rank(hits: list[Hit], *, bias: RecordKind | None, limit: int, cap: float | N
             hit.score = min(cap, hit.score)
     hits.sort(key=lambda h: (-h.score, h.kind, h.id))
     return hits[:limit]
+
+
+def best_rowids(
+    conn: sqlite3.Connection,
+    scored: dict[int, float],
+    *,
+    bias: RecordKind | None,
+    limit: int,
+    cap: float | None = None,
+) -> list[int]:
+    """The ``limit`` rowids ``rank`` would keep, best first, found before any row is read in full:
+    only a decision's status and a record's expiry change a score, so only they are looked up, and
+    ``materialise`` reads (and previews) just the hits returned (adr/0031)."""
+    from recall.search.filters import expired_among
+
+    decisions = [row_id for code, row_id in map(split_rowid, scored) if code == _DECISION]
+    inactive = _ids(conn, "decisions", "status != 'active'", decisions)
+    expired = expired_among(conn, scored)
+    keys: dict[int, tuple[float, str, int]] = {}
+    for rowid, score in scored.items():
+        code, row_id = split_rowid(rowid)
+        name = _KIND_NAMES.get(code)
+        if name is None or rowid in expired:
+            continue
+        if bias is not None and name == bias.value:
+            score *= BIAS_BOOST
+        if code == _DECISION and row_id in inactive:
+            score *= INACTIVE_DECISION_FACTOR
+        if cap is not None:
+            score = min(cap, score)
+        keys[rowid] = (-score, name, row_id)
+    return sorted(keys, key=keys.__getitem__)[:limit]
+
+
+def _ids(conn: sqlite3.Connection, table: str, condition: str, ids: list[int]) -> set[int]:
+    if not ids:
+        return set()
+    sql = f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?)) AND {condition}"
+    return {row[0] for row in conn.execute(sql, (json.dumps(ids),))}
 
 
 def _ranked_rowids(
