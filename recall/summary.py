@@ -80,7 +80,12 @@ def build_summary(title: str | None, messages: Sequence[dict[str, Any]]) -> Summ
             continue
         if message["origin"] not in ("human", "agent") or message["kind"] != "text":
             continue
-        for line in _sentences(message["content"]):
+        text = message["content"]
+        # A sentence holding a phrase means the text holds it (sentences end at whitespace or
+        # stripped marks, never inside a phrase): most messages hold none and are not split at all.
+        if not (_DECISION.search(text) or _LEARNING.search(text)):
+            continue
+        for line in _sentences(text):
             if len(decisions) < MAX_STATEMENTS and _DECISION.search(line):
                 decisions.append(line)
             elif len(learnings) < MAX_STATEMENTS and _LEARNING.search(line):
