@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import ConflictingSource
-from recall.models import Provenance
 from recall.pathnames import printable
 from recall.project import resolve_project
+from recall.rowkinds import Provenance
 from recall.store.entities import Written, connect_written
 from recall.store.forgotten import forgotten_keys
 from recall.store.writer import Capped, CleanRow, Writer, clean_row, to_db_time
