@@ -16,6 +16,7 @@ with tool calls is written twice (running, then finished) and ``$set`` lines fol
 
     python bench/import_bench.py [--messages 100000] [--host claude|codex|cursor|opencode|pi|gemini] [--json]
     python bench/import_bench.py --without-connections   # the same import with the connect stage off
+    python bench/import_bench.py --read-ahead on   # force the read-ahead worker (adr/0033) on or off
     python bench/import_bench.py --messages 5000 --embed   # then embed the text messages (real model)
 
 ``--embed`` adds what the issue's embedding figure measures: after the import, the messages people and
@@ -389,7 +390,12 @@ GENERATORS = {
 
 
 def run(
-    messages: int, sessions: int, embed: bool = False, host: str = "claude", connections: bool = True
+    messages: int,
+    sessions: int,
+    embed: bool = False,
+    host: str = "claude",
+    connections: bool = True,
+    read_ahead: bool | None = None,
 ) -> dict[str, object]:
     from adapters import get_adapter
     from recall.ingest import run_import
@@ -411,7 +417,7 @@ def run(
         store = Store(root / "bench.db")
         adapter = get_adapter(host)
         t1, cpu1 = time.perf_counter(), time.process_time()
-        first = run_import(store, [adapter], paths=[source], embed_budget_seconds=0)
+        first = run_import(store, [adapter], paths=[source], embed_budget_seconds=0, read_ahead=read_ahead)
         first_seconds, first_cpu = time.perf_counter() - t1, time.process_time() - cpu1
         t2 = time.perf_counter()
         second = run_import(store, [adapter], paths=[source], embed_budget_seconds=0)
@@ -473,11 +479,22 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--without-connections", action="store_true", help="turn the connect stage off")
     parser.add_argument(
+        "--read-ahead",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="the read-ahead worker (adr/0033): on, off, or as an import decides (a core idle)",
+    )
+    parser.add_argument(
         "--embed", action="store_true", help="then embed the text messages with the real model"
     )
     args = parser.parse_args()
     result = run(
-        args.messages, args.sessions, args.embed, args.host, connections=not args.without_connections
+        args.messages,
+        args.sessions,
+        args.embed,
+        args.host,
+        connections=not args.without_connections,
+        read_ahead={"auto": None, "on": True, "off": False}[args.read_ahead],
     )
     if args.json:
         print(json.dumps(result, indent=2))

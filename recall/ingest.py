@@ -210,17 +210,19 @@ def _reader(
     force: bool,
     wanted: bool | None,
 ) -> Iterator[ReadAhead | None]:
-    """A read-ahead worker for the sources to read, when they are many (or ``wanted`` says so)."""
-    from recall.read_ahead import MIN_FILES, ReadAhead, eligible
+    """A read-ahead worker for the sources to read, when they are many and a core is idle (or
+    ``wanted`` says so)."""
+    from recall.read_ahead import MIN_FILES, ReadAhead, eligible, has_spare_core
 
-    if wanted is False:
+    if wanted is False or (wanted is None and not has_spare_core()):
         yield None
         return
     to_read = [(a, p) for a, p in eligible(sources) if force or not _unchanged(store, a, p)]
-    if not to_read or (wanted is None and len(to_read) < MIN_FILES):
+    if len(to_read) < 2 or (wanted is None and len(to_read) < MIN_FILES):
         yield None
         return
-    with ReadAhead(to_read, options, store.path) as ahead:
+    # The first file is read here while the worker starts; the worker takes the rest.
+    with ReadAhead(to_read[1:], options, store.path) as ahead:
         yield ahead
 
 

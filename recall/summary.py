@@ -36,6 +36,12 @@ _LEARNING = re.compile(
     r"the problem was|because the)\b",
     re.IGNORECASE,
 )
+# A literal part of every alternative of _DECISION and _LEARNING, casefolded.
+_STATEMENT_WORDS = (
+    "decided", "decision:", "let's go with", "we'll use", "we will use", "going with", "chose to",
+    "settled on", "instead of", "turns out", "the fix ", "root cause", "gotcha", "learned that",
+    "lesson:", "note to self", "the problem was", "because the",
+)  # fmt: skip
 _PATH = re.compile(r"[~/]?(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}\b")
 
 
@@ -80,7 +86,13 @@ def build_summary(title: str | None, messages: Sequence[dict[str, Any]]) -> Summ
             continue
         if message["origin"] not in ("human", "agent") or message["kind"] != "text":
             continue
-        for line in _sentences(message["content"]):
+        text = message["content"]
+        folded = text.casefold()
+        # Every phrase holds one of these words: most messages hold none and are not split or
+        # searched at all (substring tests are many times faster than the two regexes).
+        if not any(word in folded for word in _STATEMENT_WORDS):
+            continue
+        for line in _sentences(text):
             if len(decisions) < MAX_STATEMENTS and _DECISION.search(line):
                 decisions.append(line)
             elif len(learnings) < MAX_STATEMENTS and _LEARNING.search(line):

@@ -107,6 +107,38 @@ def test_summary_lists_files_and_commands_from_tool_calls() -> None:
     assert "Learnings:\n- The fix was to pin the compiler." in draft.content
 
 
+@pytest.mark.parametrize(
+    ("said", "heading"),
+    [
+        ("We decided to keep SQLite for the queue.", "Decisions"),
+        ("Decision:ship the smaller build today.", "Decisions"),
+        ("OK, let's go with the second layout then.", "Decisions"),
+        ("We'll use the vendored parser from now on.", "Decisions"),
+        ("We will use uv for every environment here.", "Decisions"),
+        ("Going with Postgres for the reporting side.", "Decisions"),
+        ("They chose to drop the Windows build for now.", "Decisions"),
+        ("Settled on two workers after the benchmark.", "Decisions"),
+        ("Use httpx instead of requests in the client.", "Decisions"),
+        ("It TURNS OUT the cache was never invalidated.", "Learnings"),
+        ("The fix is to pin the compiler version.", "Learnings"),
+        ("The root cause is a stale lock file on disk.", "Learnings"),
+        ("A gotcha: the CLI reads the config twice.", "Learnings"),
+        ("I learned that the proxy strips the header.", "Learnings"),
+        ("Lesson:rebase before the release branch is cut.", "Learnings"),
+        ("Note to self: the staging key expires daily.", "Learnings"),
+        ("The problem was a missing index on user_id.", "Learnings"),
+        ("It failed because the token had expired already.", "Learnings"),
+    ],
+)
+def test_summary_finds_each_kind_of_statement(said: str, heading: str) -> None:
+    rows = [
+        {"role": "user", "origin": "human", "kind": "text", "tool_name": None, "content": "Go on"},
+        {"role": "assistant", "origin": "agent", "kind": "text", "tool_name": None,
+         "content": f"Some context first.\n- {said}"},
+    ]  # fmt: skip
+    assert f"{heading}:\n- {said}" in build_summary("t", rows).content
+
+
 def test_the_same_words_said_twice_are_two_messages(store: Store) -> None:
     said = [
         {"role": "user", "content": "yes"},

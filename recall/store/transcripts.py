@@ -144,9 +144,8 @@ def import_transcripts(
     outcome = BatchOutcome()
     plans: list[_Plan] = []
     for index, t in enumerate(items):
-        plan = _plan(store, t, project, outcome.forgotten)
+        plan = _plan(store, t, project, outcome.forgotten, ready[index] if ready is not None else {})
         if plan is not None:
-            plan.ready = ready[index] if ready is not None else {}
             plans.append(plan)
     outcome.sessions = [plan.outcome for plan in plans]
     batches = list(_batches(plans))
@@ -231,8 +230,11 @@ def stored_hashes(conn: sqlite3.Connection, transcript: Transcript) -> dict[str,
     )
 
 
-def _plan(store: Store, t: Transcript, project: str | None, forgotten: Counter[str]) -> _Plan | None:
-    """What ``t`` adds or changes; None when the user forgot its session (or a subagent's parent)."""
+def _plan(
+    store: Store, t: Transcript, project: str | None, forgotten: Counter[str], ready: Ready
+) -> _Plan | None:
+    """What ``t`` adds or changes; None when the user forgot its session (or a subagent's parent).
+    A message cleaned ahead (``ready``) comes with its content hash."""
     with store.reading() as conn:
         skip = forgotten_keys(conn, t)
         if skip.session:
@@ -244,13 +246,14 @@ def _plan(store: Store, t: Transcript, project: str | None, forgotten: Counter[s
         outcome = TranscriptOutcome(t.external_id, project or resolve_project(t.cwd), new_session=True)
     else:
         outcome = TranscriptOutcome(t.external_id, row["project"], new_session=False, session_id=row["id"])
-    plan = _Plan(t, outcome, [])
+    plan = _Plan(t, outcome, [], ready=ready)
     seen: set[str] = set()
     for message in t.messages:
         if message.key in seen:
             continue
         seen.add(message.key)
-        digest = message_hash(message)
+        made = ready.get(message.key)
+        digest = made[0] if made is not None else message_hash(message)
         before = stored.get(printable(message.key))
         if before is None and skip.skips_message(message.key):
             forgotten["forgotten_message"] += 1
