@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import ModelUnavailable
-from recall.models import KIND_CODES, RecordKind, index_rowid
+from recall.rowkinds import KIND_CODES, RecordKind, index_rowid
 from recall.search.fts_query import STOP_WORDS
 from recall.search.hybrid import MODES, Mode, search
 

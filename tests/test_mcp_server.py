@@ -32,7 +32,7 @@ CONTRACT = MappingProxyType({
     "memory_search": {
         "params": {
             "query": "string", "project": "string? = null", "kind": "string? = null", "table": "string? = null",
-            "bias_type": "string? = null", "limit": "integer = 10",
+            "bias_type": "string? = null", "limit": "integer = 10", "tags": "list[string]? = null",
         },
         "output": {
             "query": "string", "project": "string?", "mode": "keyword|semantic|hybrid",
@@ -42,6 +42,7 @@ CONTRACT = MappingProxyType({
     "memory_hybrid_search": {
         "params": {
             "query": "string", "project": "string? = null", "limit": "integer = 10", "min_score": "number = 0",
+            "tags": "list[string]? = null",
         },
         "output": {
             "query": "string", "project": "string?", "mode": "keyword|semantic|hybrid",
@@ -51,7 +52,8 @@ CONTRACT = MappingProxyType({
     "memory_recall": {
         "params": {"project": "string? = null", "limit": "integer = 5"},
         "output": {
-            "project": "string?", "session_summaries": "list[#BriefEntry]", "decisions": "list[#BriefEntry]",
+            "project": "string?", "profile": "dict[string]", "session_summaries": "list[#BriefEntry]",
+            "decisions": "list[#BriefEntry]",
             "breadcrumbs": "list[#BriefEntry]", "learnings": "list[#BriefEntry]",
         },
     },
@@ -82,8 +84,14 @@ CONTRACT = MappingProxyType({
             "confidence": "high|medium|low? = null",
             "importance": "integer = 5",
             "valid_until": "string? = null",
+            "source": "string? = null",
+            "metadata": "object? = null",
+            "force": "boolean = false",
         },
-        "output": {"ref": "string", "kind": "string", "id": "integer", "record": "#Record"},
+        "output": {
+            "ref": "string", "kind": "string", "id": "integer", "record": "#Record", "redacted": "dict[integer]",
+            "refreshed": "#Likeness? = null",
+        },
     },
     "memory_get": {
         "params": {"id": "integer|string", "kind": "string? = null", "table": "string? = null"},
@@ -98,12 +106,17 @@ CONTRACT = MappingProxyType({
             "detail": "string? = null",
             "tags": "list[string]? = null",
             "importance": "integer? = null",
-            "valid_until": "string? = null",
+            "valid_until": 'string? = ""',
+            "source": "string? = null",
+            "metadata": "object? = null",
+            "project": "string? = null",
         },
         "output": {"found": "boolean", "ref": "string", "kind": "string", "id": "integer", "record": "#Record?"},
     },
     "memory_forget": {
-        "params": {"id": "integer|string", "kind": "string? = null", "table": "string? = null"},
+        "params": {
+            "id": "integer|string", "kind": "string? = null", "table": "string? = null", "project": "string? = null",
+        },
         "output": {
             "found": "boolean", "ref": "string", "kind": "string", "id": "integer", "deleted": "dict[integer]",
             "skipped_on_import": "integer", "source_path": "string?",
@@ -120,7 +133,10 @@ CONTRACT = MappingProxyType({
         },
     },
     "decision_update": {
-        "params": {"id": "integer|string", "action": "supersede|revert", "superseded_by": "integer|string? = null"},
+        "params": {
+            "id": "integer|string", "action": "supersede|revert", "superseded_by": "integer|string? = null",
+            "project": "string? = null",
+        },
         "output": {
             "found": "boolean", "ref": "string", "id": "integer", "action": "supersede|revert", "record": "#Record?",
         },
@@ -162,6 +178,14 @@ CONTRACT = MappingProxyType({
             "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
         },
     },
+    "profile_get": {
+        "params": {"project": "string? = null"},
+        "output": {"project": "string", "profile": "dict[string]", "updated_at": "string?", "redacted": "dict[integer]"},
+    },
+    "profile_set": {
+        "params": {"key": "string", "value": "string?", "project": "string? = null"},
+        "output": {"project": "string", "profile": "dict[string]", "updated_at": "string?", "redacted": "dict[integer]"},
+    },
     "find_connections": {
         "params": {"entity": "string", "project": "string? = null", "limit": "integer = 10"},
         "output": {
@@ -179,6 +203,50 @@ CONTRACT = MappingProxyType({
         "output": {
             "project": "string", "nodes": "list[object]", "edges": "list[object]", "total_entities": "integer",
             "offset": "integer", "next_offset": "integer?", "truncated_edges": "boolean", "types": "list[string]",
+        },
+    },
+    "note_write": {
+        "params": {"path": "string", "content": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_read": {
+        "params": {"path": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_edit": {
+        "params": {
+            "path": "string", "mode": "replace|append|prepend|str_replace", "content": "string? = null",
+            "old": "string? = null", "new": "string? = null", "project": "string? = null",
+        },
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_list": {
+        "params": {"folder": "string? = null", "project": "string? = null"},
+        "output": {"project": "string?", "folder": "string", "notes": "list[#Note]"},
+    },
+    "note_delete": {
+        "params": {"path": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "ref": "string?"},
+    },
+    "memory_dedup": {
+        "params": {"project": "string? = null", "dry_run": "boolean = true"},
+        "output": {
+            "project": "string?", "dry_run": "boolean", "merged": "integer", "model": "boolean",
+            "groups": "list[#MergeGroupOut]",
+        },
+    },
+    "memory_export": {
+        "params": {
+            "project": "string? = null", "kinds": "list[decision|learning|breadcrumb|note]? = null",
+            "limit": "integer = 1000",
+        },
+        "output": {"project": "string?", "count": "integer", "records": "list[object]"},
+    },
+    "memory_import": {
+        "params": {"records": "list[object]", "project": "string? = null"},
+        "output": {
+            "added": "dict[integer]", "already_there": "integer", "supersession_links": "integer",
+            "unlinked": "integer", "refused": "integer", "problems": "list[string]",
         },
     },
 })  # fmt: skip
@@ -213,6 +281,14 @@ SHAPES = MappingProxyType({
         "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
         "updated_at": "string", "provenance": "string",
     },
+    "Likeness": {"overlap": "number", "cosine": "number? = null", "numbers_differ": "boolean"},
+    "MergeGroupOut": {"kind": "string", "project": "string", "keep": "string", "merged": "list[#MergedRecord]"},
+    "MergedRecord": {"ref": "string", "overlap": "number", "cosine": "number?", "numbers_differ": "boolean"},
+    "Note": {
+        "ref": "string", "id": "integer", "project": "string", "path": "string", "title": "string",
+        "created_at": "string", "updated_at": "string", "provenance": "string", "content": "string? = null",
+        "frontmatter": "object (optional)", "chars": "integer? = null",
+    },
     "DumpMessage": {"role": "user|assistant|system|tool", "content": "string", "timestamp": "string? = null"},
     "EmbeddingStats": {
         "model": "string? = null", "model_hash": "string? = null", "embedded": "dict[integer] (optional)",
@@ -238,9 +314,13 @@ SHAPES = MappingProxyType({
 
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
-    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph",
+    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "profile_get", "note_read", "note_list",
+    "memory_export",
 }  # fmt: skip
-DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review"}
+DESTRUCTIVE = {
+    "memory_update", "memory_forget", "memory_forget_many", "memory_review", "profile_set", "note_write", "note_edit",
+    "note_delete", "memory_dedup",
+}  # fmt: skip
 
 
 @pytest.fixture
@@ -410,8 +490,8 @@ async def test_records_are_added_read_corrected_and_forgotten(db_path: Path, min
             gone = await call(client, "memory_forget_many", tags=["scratch"], confirm=2)
             assert gone["deleted"] == {"decision": 0, "learning": 1, "breadcrumb": 1} and gone["total"] == 2
 
-            assert "breadcrumbs only" in await refused(
-                client, "memory_add", type="decision", content="x", valid_until="2d"
+            assert "cannot read the time" in await refused(
+                client, "memory_add", type="decision", content="x", valid_until="someday"
             )
             assert "importance" in await refused(
                 client, "memory_add", type="learning", content="x", importance=11
@@ -653,7 +733,8 @@ async def test_an_unknown_argument_is_refused_with_the_accepted_ones(db_path: Pa
     async with connected(db_path, FakeEmbedder()) as client:
         text = await refused(client, "memory_search", query="wal", all_projects=True)
         assert text == (
-            "memory_search does not take all_projects; it accepts: bias_type, kind, limit, project, query, table"
+            "memory_search does not take all_projects; it accepts: bias_type, kind, limit, project, query, table, "
+            "tags"
         )
         assert "take colour" in await refused(
             client, "memory_add", kind="learning", content="x", colour="red"

@@ -41,6 +41,7 @@ def stored_under_old_rules(
 ) -> tuple[Store, str, dict[str, int]]:
     """Rows written while the scrubber knew nothing (as an older rule set missed a kind), then the
     current scrubber back in place. Returns the store, the secret and the ids of interest."""
+    from recall.store.profiles import set_value
     from recall.summary_queue import write_due_summaries
 
     secret = aws_key_id()
@@ -61,6 +62,7 @@ def stored_under_old_rules(
             ),
             "clean": store.add(NewRecord(RecordKind.LEARNING, "nothing secret here", "p")),
         }
+        set_value(store, "p", "build", f"AWS_ACCESS_KEY_ID={secret} make")
     semantic.embed_pending(store, FakeEmbedder())
     return store, secret, ids
 
@@ -78,6 +80,7 @@ def test_rows_stored_under_older_rules_are_scrubbed_and_the_old_text_leaves_the_
 
     assert report.rewritten == {
         "session": 1, "message": 2, "decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1,
+        "profile": 1, "note": 0,
     }  # fmt: skip
     assert report.checked["message"] == 2 and report.checked["learning"] == 1
     assert report.redactions["aws-access-key-id"] >= 5
@@ -91,7 +94,14 @@ def test_rows_stored_under_older_rules_are_scrubbed_and_the_old_text_leaves_the_
     # Rewritten rows lost their vectors (their text changed); the untouched ones kept theirs.
     assert report.vectors_dropped == 3  # message m1, the decision, the summary (m2 changed in meta only)
     pending = semantic.count_pending(store, semantic.model_key(store, FakeEmbedder()))
-    assert pending == {"decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1, "message": 1}
+    assert pending == {
+        "decision": 1,
+        "learning": 0,
+        "breadcrumb": 0,
+        "session_summary": 1,
+        "message": 1,
+        "note": 0,
+    }
     assert sum(rescrub(store).rewritten.values()) == 0  # nothing left to change
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from recall.models import RecordKind
 from recall.results import Hit
+from recall.rowkinds import RecordKind
 
 _SUMMARY = RecordKind.SESSION_SUMMARY.value
 _MESSAGE = RecordKind.MESSAGE.value

@@ -21,11 +21,11 @@ match each get full credit for their part); the raw parts travel with every hit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
+from recall.rowkinds import KIND_CODES, RecordKind, index_rowid, split_rowid
 from recall.search.folding import fold_summaries
 from recall.search.query import clean_query
 
@@ -63,19 +63,28 @@ def search(
     keyword_weight: float | None = None,
     session_weight: float | None = None,
     leave_out: Collection[int] = (),
+    tags: Sequence[str] = (),
 ) -> list[Hit]:
     """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid.
 
     ``leave_out`` (index rowids) are searched as if they were not stored: ``recall eval`` asks with a
-    row's own words and must not find that row, nor let it lift its neighbours.
+    row's own words and must not find that row, nor let it lift its neighbours. ``tags`` keeps to the
+    decisions, learnings and breadcrumbs carrying every one of them.
     """
     query = clean_query(query)
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
     if not 0.0 <= min_score <= 1.0:
         raise InvalidInput("min_score must lie between 0 and 1")
+    from recall.search.filters import expired_among, tagged_rowids
     from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
 
+    only: set[int] | None = None
+    if tags:
+        with store.reading() as conn:
+            only = tagged_rowids(conn, tags, project=project, table=table)
+        if not only:
+            return []
     if mode == "keyword":
         with store.reading() as conn:
             found = keyword_search(
@@ -85,6 +94,7 @@ def search(
                 table=table,
                 bias=bias,
                 limit=limit + FOLD_SPARE + len(leave_out),
+                only=only,
             )
         if leave_out:
             found = [
@@ -101,15 +111,19 @@ def search(
     depth = max(CANDIDATE_DEPTH, limit)
     with store.reading() as conn:
         cosines, query_vector, index = semantic_candidates(
-            store, embedder, query, project=project, table=table, depth=depth
+            store, embedder, query, project=project, table=table, depth=depth, only=only
         )
         for rowid in leave_out:
             cosines.pop(rowid, None)
         keyword: dict[int, float] = {}
         if mode == "hybrid":
-            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth)
+            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
             for rowid in leave_out:
                 keyword.pop(rowid, None)
+        gone = expired_among(conn, keyword.keys() | cosines.keys())  # out before scores are stretched
+        cosines = {rowid: cosine for rowid, cosine in cosines.items() if rowid not in gone}
+        keyword = {rowid: score for rowid, score in keyword.items() if rowid not in gone}
+        if mode == "hybrid":
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
             missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():

@@ -54,6 +54,9 @@ def project_scores(
     counts = _counts(
         conn, [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in terms]
     )
+    # A cached N can trail the index when a connection with a reused id() reads it; no term can
+    # match more rows than the project holds, so the count is raised to what the terms show.
+    rows = max([rows, *counts])
     weights: dict[Term, float] = {}
     for term, matching in zip(terms, counts, strict=True):
         idf = math.log((rows - matching + 0.5) / (matching + 0.5)) if matching else 0.0
