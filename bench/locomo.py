@@ -1,14 +1,18 @@
 """LoCoMo retrieval benchmark of recall's search, per ``shared/ref/locomo-protocol.md``.
 
-    python bench/locomo.py                # keyword, semantic and hybrid at the shipped settings
+    python bench/locomo.py                # keyword, semantic and hybrid at the shipped settings, with one
+                                          # store per conversation and with all ten in one store
     python bench/locomo.py --json         # the same figures as JSON
     python bench/locomo.py --cv           # + fusion ablation and 5-fold cross-validation (adr/0007, 0011)
-    python bench/locomo.py --shared-store # all ten conversations in one store, one project each
+    python bench/locomo.py --shared-store # only the run with all ten conversations in one store
+    python bench/locomo.py --via-mcp      # + the shared database loaded and asked through MCP (adr/0022)
     python bench/locomo.py --data PATH    # another copy of locomo10.json (its sha256 is checked)
 
 Every conversation goes through the real write path (``Store.import_transcripts``: scrubber,
 provenance, FTS triggers) into a fresh temporary store of its own (protocol §9.1: retrieval never
-crosses conversations, and bm25 statistics are the conversation's own); messages are embedded with
+crosses conversations, and bm25 statistics are the conversation's own), and again all ten into one
+store, one project each, as users keep them (keyword relevance then uses the searched project's
+statistics, adr/0021; the report shows both); messages are embedded with
 the real ONNX model by ``semantic.embed_pending``; every question is asked through
 ``recall.search.hybrid.search`` on its conversation's store. Hits map back to the turn's ``dia_id``
 kept in the message's ``meta``.
@@ -65,7 +69,16 @@ from recall.search.vectors import VectorIndex
 from recall.store import Store
 from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
 
-DATA = ROOT.parent / "shared" / "bench" / "locomo" / "locomo10.json"
+# ../shared next to the repository, or next to the folder of worktrees (/work/wt/<name>).
+DATA = (
+    next(
+        (p for p in (ROOT.parent / "shared", ROOT.parents[1] / "shared") if p.is_dir()),
+        ROOT.parent / "shared",
+    )
+    / "bench"
+    / "locomo"
+    / "locomo10.json"
+)
 DATA_SHA256 = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 TOP = 50
@@ -501,57 +514,75 @@ def settings() -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Per-conversation stores and one shared store (both unless ``--shared-store`` asks for that
+    one alone), then, with ``--via-mcp``, the shared database loaded and asked through MCP tools."""
     conversations = load(args.data)
     embedder = get_embedder()
-    with tempfile.TemporaryDirectory(prefix="recall-locomo-") as tmp:
-        bench = ingest(conversations, Path(tmp), embedder, shared=args.shared_store)
-        try:
-            results: dict[str, Any] = {
-                "data": str(args.data),
-                "model": f"{embedder.model_id} sha256:{embedder.model_hash[:12]}",
-                "settings": settings(),
-                "turns": sum(c.turns for c in conversations),
-                "stores": "one shared store" if args.shared_store else "one store per conversation",
-                "questions": len(bench.questions),
-                "import_s": round(bench.timings["import_s"], 2),
-                "embed_s": round(bench.timings["embed_s"], 2),
-                "embedded_per_s": round(bench.timings["embedded"] / bench.timings["embed_s"], 1),
-                "modes": {},
-            }
-            for mode in MODES:
-                rankings, millis = run_mode(bench, mode)
-                results["modes"][mode] = {
-                    "metrics": summarise(bench.questions, rankings),
-                    "latency": percentiles(millis),
-                }
-            if args.cv:
-                results["cv"] = cross_validate(bench)
-        finally:
-            bench.close()
+    results: dict[str, Any] = {
+        "data": str(args.data),
+        "model": f"{embedder.model_id} sha256:{embedder.model_hash[:12]}",
+        "settings": settings(),
+        "turns": sum(c.turns for c in conversations),
+        "runs": {},
+    }
+    layouts = (True,) if args.shared_store else (False, True)
+    for shared in layouts:
+        with tempfile.TemporaryDirectory(prefix="recall-locomo-") as tmp:
+            bench = ingest(conversations, Path(tmp), embedder, shared=shared)
+            try:
+                name = "shared store" if shared else "per conversation"
+                results["questions"] = len(bench.questions)
+                results["runs"][name] = store_run(bench, cv=args.cv and not shared)
+            finally:
+                bench.close()
+    if args.via_mcp:
+        from locomo_mcp import via_mcp
+
+        with tempfile.TemporaryDirectory(prefix="recall-locomo-mcp-") as tmp:
+            results["runs"]["via MCP"] = via_mcp(conversations, Path(tmp), embedder, summarise)
     return results
+
+
+def store_run(bench: Bench, *, cv: bool) -> dict[str, Any]:
+    """Every mode over the real search path of one layout of stores."""
+    out: dict[str, Any] = {
+        "stores": "one shared store" if len({id(s) for s in bench.stores.values()}) == 1
+        else "one store per conversation",
+        "import_s": round(bench.timings["import_s"], 2),
+        "embed_s": round(bench.timings["embed_s"], 2),
+        "embedded_per_s": round(bench.timings["embedded"] / bench.timings["embed_s"], 1),
+        "modes": {},
+    }  # fmt: skip
+    for mode in MODES:
+        rankings, millis = run_mode(bench, mode)
+        out["modes"][mode] = {"metrics": summarise(bench.questions, rankings), "latency": percentiles(millis)}
+    if cv:
+        out["cv"] = cross_validate(bench)
+    return out
 
 
 def table(results: dict[str, Any]) -> str:
     lines = [
         f"LoCoMo ({results['questions']} questions, {results['turns']} turns), model {results['model']}",
         f"settings {results['settings']}",
-        f"import {results['import_s']} s, embed {results['embed_s']} s ({results['embedded_per_s']}/s)",
-        "",
-        f"{'mode':<9} {'set':<9} {'n':>5} "
-        + " ".join(f"{m:>7}" for m in ("R@5", "R@10", "R@25", "R@50", "MRR", "nDCG10")),
     ]
-    for mode, data in results["modes"].items():
-        for group, m in data["metrics"].items():
-            values = " ".join(f"{m[k]:>7.1f}" for k in ("R@5", "R@10", "R@25", "R@50", "MRR", "nDCG@10"))
-            lines.append(f"{mode:<9} {group:<9} {m['n']:>5} {values}")
-        lat = data["latency"]
-        lines.append(f"{mode:<9} latency p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms")
-        lines.append("")
+    for name, run in results["runs"].items():
+        lines += ["", f"== {name}: {run['stores']}", f"load {run['import_s']} s, embed {run['embed_s']} s "
+                  f"({run['embedded_per_s']}/s)" + (f"; {run['note']}" if run.get("note") else "")]  # fmt: skip
+        lines.append(f"{'mode':<9} {'set':<9} {'n':>5} "
+                     + " ".join(f"{m:>7}" for m in ("R@5", "R@10", "R@25", "R@50", "MRR", "nDCG10")))  # fmt: skip
+        for mode, data in run["modes"].items():
+            for group, m in data["metrics"].items():
+                values = " ".join(f"{m[k]:>7.1f}" for k in ("R@5", "R@10", "R@25", "R@50", "MRR", "nDCG@10"))
+                lines.append(f"{mode:<9} {group:<9} {m['n']:>5} {values}")
+            lat = data["latency"]
+            lines.append(f"{mode:<9} latency p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms")
+        if "cv" in run:
+            lines += ["", *cv_table(run["cv"])]
+    lines.append("")
     for name, refs in (("DRAGON", DRAGON), ("FTS5 floor", FTS5_FLOOR)):
         for group, values in refs.items():
             lines.append(f"{name:<10} {group:<9} R@5/10/25/50 " + " / ".join(f"{v:.1f}" for v in values))
-    if "cv" in results:
-        lines += ["", *cv_table(results["cv"])]
     return "\n".join(lines)
 
 
@@ -595,7 +626,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--cv", action="store_true", help="also run the fusion ablation and 5-fold CV")
     parser.add_argument(
-        "--shared-store", action="store_true", help="all conversations in one store (bm25 statistics shared)"
+        "--shared-store", action="store_true", help="only the run with all conversations in one store"
+    )
+    parser.add_argument(
+        "--via-mcp",
+        action="store_true",
+        help="also load through MCP memory_dump and ask through memory_hybrid_search (summaries present)",
     )
     args = parser.parse_args()
     results = run(args)

@@ -33,10 +33,11 @@ from recall.search.hybrid import MODES, Mode, search
 if TYPE_CHECKING:
     from recall.memory import Memory
     from recall.results import Hit
+    from recall.search.embedder import Embedder
 
 TOP = 10
 MIN_WORDS = 3  # a probe needs this many words left after the session's own words go
-MAX_PROBE_WORDS = 40  # the first request of a pasted log is long; its opening says what it is
+MAX_PROBE_WORDS = 24  # a first request can be a pasted log; its opening says what it is
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -111,7 +112,7 @@ def evaluate(
     project: str | None = None,
     *,
     per_kind: int = 60,
-    total: int = 300,
+    total: int = 200,
     modes: Sequence[Mode] = MODES,
     progress: Callable[[int, int], None] | None = None,
 ) -> EvalReport:
@@ -128,12 +129,12 @@ def evaluate(
             "nothing to probe: no session with a first request, no decision or learning with a detail"
         )
     steps, done = len(probes) * len(report.modes), 0
+    embedder = _QueryCache(memory.embedder) if report.model else None
     for mode in report.modes:
         per = report.scores.setdefault(mode, {})
         for probe in probes:
-            embedder = None if mode == "keyword" else memory.embedder
             hits = search(memory.store, probe.query, mode=mode, project=probe.project, limit=TOP,
-                          embedder=embedder, leave_out=probe.leave_out())  # fmt: skip
+                          embedder=None if mode == "keyword" else embedder, leave_out=probe.leave_out())  # fmt: skip
             rank = next((n for n, hit in enumerate(hits, 1) if probe.found_by(hit)), None)
             per.setdefault(probe.project, Score()).add(rank)
             per.setdefault("all", Score()).add(rank)
@@ -142,6 +143,23 @@ def evaluate(
                 progress(done, steps)
     report.seconds = time.perf_counter() - started
     return report
+
+
+class _QueryCache:
+    """The model's query vectors, each probe embedded once for both semantic and hybrid mode."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.model_id, self.model_hash, self.dim = embedder.model_id, embedder.model_hash, embedder.dim
+        self.vectors: dict[str, Any] = {}
+
+    def embed_query(self, text: str) -> Any:
+        if text not in self.vectors:
+            self.vectors[text] = self.embedder.embed_query(text)
+        return self.vectors[text]
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        return self.embedder.embed_documents(texts)
 
 
 def _usable_modes(memory: Memory, modes: Sequence[Mode], report: EvalReport) -> list[Mode]:

@@ -679,7 +679,7 @@ class Memory:
         project: str | None = None,
         *,
         per_kind: int = 60,
-        total: int = 300,
+        total: int = 200,
         progress: Callable[[int, int], None] | None = None,
     ) -> EvalReport:
         """Known-item probes built from the store, scored per mode and project (``recall eval``)."""

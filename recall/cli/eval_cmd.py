@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # `recall --help` must not load search
 @click.option("--project", help="Only this project (default: every project, each searched on its own).")
 @click.option("--probes", "per_kind", type=click.IntRange(1, 10_000), default=60, show_default=True,
               help="At most this many probes of each kind per project.")  # fmt: skip
-@click.option("--total", type=click.IntRange(1, 100_000), default=300, show_default=True,
+@click.option("--total", type=click.IntRange(1, 100_000), default=200, show_default=True,
               help="At most this many probes in all.")  # fmt: skip
 @json_option
 @pass_app
