@@ -73,14 +73,13 @@ class Memory:
         project: str | None = None,
         embedder: Embedder | None = None,
         embed_on_write: bool = True,
-        bound: bool = False,
     ) -> None:
         """``project`` is the default for calls that name none; ``embed_on_write=False`` leaves new
-        rows pending for ``embed`` (hooks use it: they must not wait for a model). ``bound`` keeps
-        changes to ``project``'s rows unless a call says ``project="*"`` (see ``bind``)."""
+        rows pending for ``embed`` (hooks use it: they must not wait for a model). ``bind`` keeps
+        changes to one project."""
         self.path = default_db_path(db)
         self._project = project
-        self._bound = bound and project is not None
+        self._bound = False
         self._embedder = embedder
         self.embed_on_write = embed_on_write
         self._store: Store | None = None
