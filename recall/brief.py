@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from recall.errors import InvalidInput
 from recall.extract import CONFIDENT
 from recall.extract.text import content_words, has_code_token
-from recall.models import TYPED_KINDS, RecordKind
+from recall.rowkinds import TYPED_KINDS, RecordKind
 from recall.search.fts_query import STOP_WORDS
 from recall.search.query import clean_query
 from recall.store.extracted import ExtractedFacts, confident_clause, extracted_facts
@@ -248,6 +248,7 @@ def context_for_agent(
         ("Decisions in force", ("decision",)),
         ("Where work was left", ("breadcrumb",)),
         ("What we learned", ("learning",)),
+        ("From the project's notes", ("note",)),
         ("From past sessions", ("session_summary", "message")),
     )
     for heading, kinds in sections:
@@ -352,7 +353,7 @@ def _task_terms(task: str) -> list[str]:
 def _related(store: Store, task: str, project: str | None, embedder: Embedder | None) -> list[BriefItem]:
     """Hybrid hits that share a word with the task or come close in meaning, still in force, best first."""
     from recall.errors import ModelUnavailable
-    from recall.models import RecordKind
+    from recall.rowkinds import RecordKind
     from recall.search.hybrid import search
 
     # Task text is prose, not query syntax: lower-casing drops AND/OR/NOT, quotes and stars go too.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Self
 from recall.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from recall.models import RecordKind
+    from recall.rowkinds import RecordKind
 
 
 class Kind(StrEnum):
@@ -29,17 +29,18 @@ class Kind(StrEnum):
     SESSION_SUMMARY = "session_summary"
     MESSAGE = "message"
     SESSION = "session"
+    NOTE = "note"
 
     @property
     def record(self) -> RecordKind | None:
         """The searchable record kind, or None for sessions (they are found through their messages)."""
-        from recall.models import RecordKind  # SQLModel loads only when a row is about to be read
+        from recall.rowkinds import RecordKind  # SQLModel loads only when a row is about to be read
 
         return None if self is Kind.SESSION else RecordKind(self.value)
 
 
 TYPED: tuple[Kind, ...] = (Kind.DECISION, Kind.LEARNING, Kind.BREADCRUMB)  # written by people and agents
-SEARCHABLE: tuple[Kind, ...] = (*TYPED, Kind.SESSION_SUMMARY, Kind.MESSAGE)
+SEARCHABLE: tuple[Kind, ...] = (*TYPED, Kind.SESSION_SUMMARY, Kind.MESSAGE, Kind.NOTE)
 READABLE: tuple[Kind, ...] = (*SEARCHABLE, Kind.SESSION)
 
 _ALIASES: dict[str, Kind] = {

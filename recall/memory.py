@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from recall.config import default_db_path
 from recall.errors import InvalidInput, ModelUnavailable, NotFound
 from recall.kinds import READABLE, TYPED, Kind, Ref, parse_kind
 from recall.project import ALL_PROJECTS, default_project, pinned_project
-from recall.results import Page, Record, SearchResults, Stats
+from recall.results import Deduplicated, Page, Record, SearchResults, Stats
 
 if TYPE_CHECKING:
     from adapters.base import HostAdapter
@@ -41,11 +41,14 @@ if TYPE_CHECKING:
     from recall.decision_log import DecisionLog
     from recall.doctor import Section
     from recall.dump import DumpResult
+    from recall.evaluation import EvalReport
     from recall.extract.review import ReviewItem
     from recall.extract.stage import ExtractionReport
     from recall.ingest import ImportSummary, Progress
     from recall.overview import Overview
     from recall.profile import Profile
+    from recall.records_export import Exported
+    from recall.records_import import ImportedRecords
     from recall.redactions import Redactions
     from recall.scrub import Scrubbed
     from recall.search.embedder import Embedder
@@ -192,11 +195,14 @@ class Memory:
         valid_until: str | datetime | None = None,
         source: str | None = None,
         metadata: Mapping[str, Any] | str | None = None,
+        force: bool = False,
     ) -> Record:
         """Remember a decision, learning or breadcrumb (provenance user_authored, stamped by the store).
 
         Any kind may expire (``valid_until``); ``source`` and ``metadata`` are the caller's own small
-        fields. The answer's ``redacted`` says what the scrubber took out on the way in.
+        fields. The answer's ``redacted`` says what the scrubber took out on the way in. A live record
+        of the same kind and project that already says it is refreshed instead
+        (recall.near_duplicates) and returned with ``refreshed`` set; ``force`` adds anyway.
         """
         from recall.store import NewRecord
         from recall.store.records import normalise_tags, parse_when
@@ -215,9 +221,29 @@ class Memory:
             source=source,
             metadata=_metadata(metadata),
         )
+        if not force:
+            refreshed = self._refresh_duplicate(new)
+            if refreshed is not None:
+                return refreshed
         written = self.store.add_record(new)
         self._embed_written(record_kind.value, written.id)
         return replace(self.get(Ref(Kind(record_kind.value), written.id)), redacted=written.redacted)
+
+    def dedup(self, *, project: str | None = None, dry_run: bool = False) -> Deduplicated:
+        """Merge the live near-duplicates already stored (per project and kind; every project unless
+        named): each group keeps one record, which takes the others' tags, sources and supersession
+        links. ``dry_run`` only says what would merge."""
+        from recall.near_duplicates import plan_merges
+        from recall.store.merge import merge
+
+        scope = self.scope(project) if project and project != ALL_PROJECTS else None
+        embedder = self._maybe_embedder()
+        groups = plan_merges(self.store, scope, embedder)
+        if not dry_run:
+            for group in groups:
+                merge(self.store, group.kind, group.keep, [match.id for match in group.merged])
+                self._embed_written(group.kind.value, group.keep)
+        return Deduplicated(scope, dry_run, tuple(groups), embedder is not None)
 
     def get(self, ref: RefLike, kind: str | Kind | None = None) -> Record:
         """One row of any kind, in full; NotFound names what to do when there is none."""
@@ -466,6 +492,118 @@ class Memory:
         scope = None if project in (None, ALL_PROJECTS) else project
         return backfill(self.store, project=scope, rebuild=rebuild, progress=progress)
 
+    # -- notes: markdown documents at a path inside a project ----------------------------------------
+
+    def note_write(self, path: str, content: str, *, project: str | None = None) -> Record:
+        """Write a note whole (created, or replaced when the path has one); scrubbed like every text."""
+        return self.note_edit(path, "replace", content, project=project)
+
+    def note_edit(
+        self,
+        path: str,
+        mode: str,
+        content: str | None = None,
+        *,
+        old: str | None = None,
+        new: str | None = None,
+        project: str | None = None,
+    ) -> Record:
+        """Edit a note: ``replace``, ``append`` or ``prepend`` ``content`` (creating the note if it is
+        missing), or ``str_replace`` the one passage ``old`` with ``new`` (refused unless ``old`` occurs
+        exactly once)."""
+        from recall.notes import edited
+        from recall.store.notes import write_note
+
+        owner, where = self.project(project), self._note_path(path)
+        row_id, _ = write_note(
+            self.store, owner, where, lambda current: edited(current, mode, content, old, new)
+        )
+        self._embed_written(Kind.NOTE.value, row_id)
+        return self.note_read(where, project=owner)
+
+    def note_read(self, path: str, *, project: str | None = None) -> Record:
+        """One note, with its frontmatter parsed (``frontmatter``) and its ``title``."""
+        from recall.notes import frontmatter, title
+        from recall.store.notes import note_id
+
+        where = self._note_path(path)
+        record = self.get(Ref(Kind.NOTE, note_id(self.store, self.project(project), where)))
+        content = str(record.data["content"])
+        data = {**record.data, "frontmatter": frontmatter(content), "title": title(where, content)}
+        return Record(record.kind, record.id, data)
+
+    def note_list(self, folder: str | None = None, *, project: str | None = None) -> Sequence[Record]:
+        """The notes under ``folder`` (all of them without one), by path, each with its title and size
+        and without its text; ``project="*"`` for every project."""
+        from recall.notes import clean_folder, title
+        from recall.store.notes import list_notes
+
+        rows = list_notes(self.store, self.scope(project), clean_folder(folder))
+        return [
+            Record(Kind.NOTE, int(row["id"]), {
+                **{key: value for key, value in row.items() if key != "content"},
+                "kind": Kind.NOTE.value, "title": title(row["path"], row["content"]), "chars": len(row["content"]),
+            })
+            for row in rows
+        ]  # fmt: skip
+
+    def note_delete(self, path: str, *, project: str | None = None) -> ForgetReport:
+        """Delete a note for good: its text leaves every file recall keeps (adr/0014)."""
+        from recall.store.notes import note_id
+
+        return self.forget(Ref(Kind.NOTE, note_id(self.store, self.project(project), self._note_path(path))))
+
+    def _note_path(self, path: str) -> str:
+        from recall.notes import clean_path
+
+        where = clean_path(path)
+        if self.scrub(where).text != where:
+            raise InvalidInput(
+                f"the note path {where!r} looks like it holds a secret; name the note otherwise"
+            )
+        return where
+
+    # -- export and import of records (adr/0032) -----------------------------------------------------
+
+    def export_records(
+        self,
+        *,
+        project: str | None = None,
+        kinds: Iterable[str | Kind] | None = None,
+        provenance: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Decisions, learnings, breadcrumbs and notes (or the ``kinds`` named) as JSON-ready rows, the
+        shape `import_records` reads back; every project unless one is named."""
+        from recall.records_export import EXPORTABLE, export_rows
+
+        wanted = tuple(parse_kind(kind, EXPORTABLE) for kind in kinds or ()) or EXPORTABLE
+        scope = self.scope(project) if project else None
+        return export_rows(self.store, scope, wanted, _provenance(provenance))
+
+    def export_files(
+        self,
+        out: Path,
+        *,
+        format: str = "markdown",
+        project: str | None = None,
+        kinds: Iterable[str | Kind] | None = None,
+        provenance: str | None = None,
+    ) -> Exported:
+        """Write the export under the folder ``out``: markdown files per project, or records.jsonl."""
+        from recall.records_export import write_jsonl, write_markdown
+
+        if format not in ("jsonl", "markdown"):
+            raise InvalidInput(f"unknown export format {format!r}; use jsonl or markdown")
+        rows = self.export_records(project=project, kinds=kinds, provenance=provenance)
+        return write_jsonl(rows, out) if format == "jsonl" else write_markdown(rows, out)
+
+    def import_records(self, lines: Iterable[str], *, project: str | None = None) -> ImportedRecords:
+        """Import a JSONL export: checked, scrubbed, stamped user_authored, ids remapped, supersession
+        links restored; a record already here is not added twice, a bad line is counted and skipped."""
+        from recall.records_import import import_records
+
+        return import_records(self.store, lines, project=self.project(project) if project else None)
+
     # -- connections: the files, commands, errors and packages rows touched (adr/0019) -----------------
 
     def connections(self, entity: str, *, project: str | None = None, limit: int = 10) -> Connections:
@@ -534,6 +672,19 @@ class Memory:
             log.warning("could not retry by meaning: %s", exc)
             return SearchResults(query, mode, scope, ())
         return SearchResults(query, "hybrid", scope, tuple(hits), retried_as_hybrid=True)
+
+    def evaluate(
+        self,
+        project: str | None = None,
+        *,
+        per_kind: int = 60,
+        total: int = 300,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EvalReport:
+        """Known-item probes built from the store, scored per mode and project (``recall eval``)."""
+        from recall.evaluation import evaluate
+
+        return evaluate(self, project, per_kind=per_kind, total=total, progress=progress)
 
     def catch_up(self, project: str | None = None, limit: int = 5) -> CatchUp:
         """What a session should know first (MCP ``memory_recall``): recent sessions, decisions in
@@ -635,12 +786,19 @@ class Memory:
         tool_text_cap: int | None = None,
         include_thinking: bool = False,
         progress: Progress | None = None,
-        embed_budget_seconds: float = 5.0,
+        embed_budget_seconds: float | None = None,
     ) -> ImportSummary:
         """Import what changed since the last run; ``hosts=None`` reads every host (or, for
-        ``paths``, the host each file belongs to)."""
+        ``paths``, the host each file belongs to). ``embed_budget_seconds`` bounds the embedding
+        that follows (0: none now; None: ``[import] embed_budget`` in config.toml, else 5 s)."""
         from recall.ingest import run_import
+        from recall.settings import import_embed_budget
         from recall.store.records import since_time
+
+        if embed_budget_seconds is None:
+            embed_budget_seconds = import_embed_budget()
+        if embed_budget_seconds < 0:
+            raise InvalidInput("the embedding budget is a number of seconds, 0 or more")
 
         return run_import(
             self.store,
@@ -725,11 +883,31 @@ class Memory:
 
     # -- internals ---------------------------------------------------------------------------------
 
+    def _refresh_duplicate(self, new: Any) -> Record | None:
+        """Refresh the live record ``new`` restates, if there is one; the model loads only when a
+        record shares enough words with it to be worth a cosine."""
+        from dataclasses import replace
+
+        from recall.near_duplicates import find_duplicate
+        from recall.store.merge import refresh
+        from recall.store.records import check_content
+
+        content = self.scrub(check_content(new.content)).text  # compared as it would be stored
+        match = find_duplicate(self.store, new.kind, new.project, content, self._maybe_embedder)
+        if match is None:
+            return None
+        offered: dict[str, Any] = {"tags": list(new.tags), "importance": new.importance, "detail": new.detail}
+        if new.valid_until is not None:
+            offered["valid_until"] = new.valid_until
+        refresh(self.store, new.kind, match.id, offered)
+        record = self.get(Ref(Kind(new.kind.value), match.id))
+        return replace(record, refreshed=match.likeness.to_dict())
+
     def _embed_written(self, kind: str, row_id: int) -> None:
         """Embed a row just written; the write already committed, so a missing model only leaves it pending."""
         if not self.embed_on_write:
             return
-        from recall.models import RecordKind
+        from recall.rowkinds import RecordKind
         from recall.search.semantic import embed_one
 
         try:
@@ -786,7 +964,7 @@ def _metadata(value: Mapping[str, Any] | str | None) -> Mapping[str, Any] | None
 
 
 def _provenance(value: str | None) -> str | None:
-    from recall.models import Provenance
+    from recall.rowkinds import Provenance
 
     if value is None:
         return None

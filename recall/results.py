@@ -25,6 +25,8 @@ class Record:
     id: int
     data: Mapping[str, Any]
     redacted: Mapping[str, int] = field(default_factory=dict)  # what a write just scrubbed out, per kind
+    # Set when an add found this record saying the same and refreshed it instead: how alike they were.
+    refreshed: Mapping[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Record:
@@ -51,6 +53,8 @@ class Record:
         out = {"ref": str(self.ref), **self.data}
         if self.redacted:
             out["redacted"] = dict(self.redacted)
+        if self.refreshed is not None:
+            out["refreshed"] = dict(self.refreshed)
         return out
 
 
@@ -128,3 +132,26 @@ class Stats:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, slots=True)
+class Deduplicated:
+    """What ``Memory.dedup`` found (and, unless a dry run, merged): groups of near-duplicates."""
+
+    project: str | None
+    dry_run: bool
+    groups: tuple[Any, ...]  # recall.near_duplicates.MergeGroup
+    model: bool  # False: no model, so only near-identical wordings were merged
+
+    @property
+    def merged(self) -> int:
+        return sum(len(group.merged) for group in self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "dry_run": self.dry_run,
+            "merged": self.merged,
+            "model": self.model,
+            "groups": [group.to_dict() for group in self.groups],
+        }

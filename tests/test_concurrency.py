@@ -26,7 +26,8 @@ RECORDS_EACH = 40
 def _write(db_path: str, writer: int) -> int:
     with Memory(db_path, embedder=FakeEmbedder()) as memory:
         for n in range(RECORDS_EACH):
-            memory.add("learning", f"writer {writer} note {n} about locking", project="p")
+            # Forced: these templated notes are near-duplicates of each other by wording.
+            memory.add("learning", f"writer {writer} note {n} about locking", project="p", force=True)
             memory.search("locking", mode="keyword", project="p", limit=5)
     return writer
 

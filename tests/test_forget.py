@@ -182,7 +182,7 @@ def test_forget_reads_kind_and_id_in_either_form(memory: Memory) -> None:
         with pytest.raises(InvalidInput):
             memory.forget(bad)
     with pytest.raises(InvalidInput, match="unknown kind"):
-        memory.forget("note#1")
+        memory.forget("widget#1")
 
 
 def test_the_command_forgets_any_kind_by_kind_hash_id(db_path: Path, subagent_session: tuple) -> None:

@@ -86,9 +86,11 @@ CONTRACT = MappingProxyType({
             "valid_until": "string? = null",
             "source": "string? = null",
             "metadata": "object? = null",
+            "force": "boolean = false",
         },
         "output": {
             "ref": "string", "kind": "string", "id": "integer", "record": "#Record", "redacted": "dict[integer]",
+            "refreshed": "#Likeness? = null",
         },
     },
     "memory_get": {
@@ -203,6 +205,50 @@ CONTRACT = MappingProxyType({
             "offset": "integer", "next_offset": "integer?", "truncated_edges": "boolean", "types": "list[string]",
         },
     },
+    "note_write": {
+        "params": {"path": "string", "content": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_read": {
+        "params": {"path": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_edit": {
+        "params": {
+            "path": "string", "mode": "replace|append|prepend|str_replace", "content": "string? = null",
+            "old": "string? = null", "new": "string? = null", "project": "string? = null",
+        },
+        "output": {"found": "boolean", "path": "string", "note": "#Note?"},
+    },
+    "note_list": {
+        "params": {"folder": "string? = null", "project": "string? = null"},
+        "output": {"project": "string?", "folder": "string", "notes": "list[#Note]"},
+    },
+    "note_delete": {
+        "params": {"path": "string", "project": "string? = null"},
+        "output": {"found": "boolean", "path": "string", "ref": "string?"},
+    },
+    "memory_dedup": {
+        "params": {"project": "string? = null", "dry_run": "boolean = true"},
+        "output": {
+            "project": "string?", "dry_run": "boolean", "merged": "integer", "model": "boolean",
+            "groups": "list[#MergeGroupOut]",
+        },
+    },
+    "memory_export": {
+        "params": {
+            "project": "string? = null", "kinds": "list[decision|learning|breadcrumb|note]? = null",
+            "limit": "integer = 1000",
+        },
+        "output": {"project": "string?", "count": "integer", "records": "list[object]"},
+    },
+    "memory_import": {
+        "params": {"records": "list[object]", "project": "string? = null"},
+        "output": {
+            "added": "dict[integer]", "already_there": "integer", "supersession_links": "integer",
+            "unlinked": "integer", "refused": "integer", "problems": "list[string]",
+        },
+    },
 })  # fmt: skip
 
 SHAPES = MappingProxyType({
@@ -235,6 +281,14 @@ SHAPES = MappingProxyType({
         "ref": "string", "kind": "string", "id": "integer", "project": "string", "created_at": "string",
         "updated_at": "string", "provenance": "string",
     },
+    "Likeness": {"overlap": "number", "cosine": "number? = null", "numbers_differ": "boolean"},
+    "MergeGroupOut": {"kind": "string", "project": "string", "keep": "string", "merged": "list[#MergedRecord]"},
+    "MergedRecord": {"ref": "string", "overlap": "number", "cosine": "number?", "numbers_differ": "boolean"},
+    "Note": {
+        "ref": "string", "id": "integer", "project": "string", "path": "string", "title": "string",
+        "created_at": "string", "updated_at": "string", "provenance": "string", "content": "string? = null",
+        "frontmatter": "object (optional)", "chars": "integer? = null",
+    },
     "DumpMessage": {"role": "user|assistant|system|tool", "content": "string", "timestamp": "string? = null"},
     "EmbeddingStats": {
         "model": "string? = null", "model_hash": "string? = null", "embedded": "dict[integer] (optional)",
@@ -260,9 +314,13 @@ SHAPES = MappingProxyType({
 
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
-    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "profile_get",
+    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "profile_get", "note_read", "note_list",
+    "memory_export",
 }  # fmt: skip
-DESTRUCTIVE = {"memory_update", "memory_forget", "memory_forget_many", "memory_review", "profile_set"}
+DESTRUCTIVE = {
+    "memory_update", "memory_forget", "memory_forget_many", "memory_review", "profile_set", "note_write", "note_edit",
+    "note_delete", "memory_dedup",
+}  # fmt: skip
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ def test_a_dry_run_counts_exactly_what_the_purge_deletes(two_projects: tuple[Sto
     assert dry.counts == real.counts
     assert real.counts == {
         "session": 1, "message": 6, "session_summary": 1, "vector": 9, "extracted record": 0, "decision": 1,
-        "learning": 0, "breadcrumb": 1, "profile": 1,
+        "learning": 0, "breadcrumb": 1, "profile": 1, "note": 0,
     }  # fmt: skip
 
 

@@ -165,7 +165,7 @@ def test_parse_kind_accepts_plurals_and_names_valid_kinds() -> None:
     assert parse_kind("breadcrumbs") is RecordKind.BREADCRUMB
     assert parse_kind("Session-Summary") is RecordKind.SESSION_SUMMARY
     with pytest.raises(InvalidInput, match="use one of: decision"):
-        parse_kind("note")
+        parse_kind("memo")
 
 
 def test_parse_when_reads_dates_and_spans() -> None:

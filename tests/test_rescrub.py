@@ -80,7 +80,7 @@ def test_rows_stored_under_older_rules_are_scrubbed_and_the_old_text_leaves_the_
 
     assert report.rewritten == {
         "session": 1, "message": 2, "decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1,
-        "profile": 1,
+        "profile": 1, "note": 0,
     }  # fmt: skip
     assert report.checked["message"] == 2 and report.checked["learning"] == 1
     assert report.redactions["aws-access-key-id"] >= 5
@@ -94,7 +94,14 @@ def test_rows_stored_under_older_rules_are_scrubbed_and_the_old_text_leaves_the_
     # Rewritten rows lost their vectors (their text changed); the untouched ones kept theirs.
     assert report.vectors_dropped == 3  # message m1, the decision, the summary (m2 changed in meta only)
     pending = semantic.count_pending(store, semantic.model_key(store, FakeEmbedder()))
-    assert pending == {"decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1, "message": 1}
+    assert pending == {
+        "decision": 1,
+        "learning": 0,
+        "breadcrumb": 0,
+        "session_summary": 1,
+        "message": 1,
+        "note": 0,
+    }
     assert sum(rescrub(store).rewritten.values()) == 0  # nothing left to change
 
 

@@ -74,7 +74,10 @@ def test_vectors_of_another_model_are_never_compared(db_path: Path, minilm: Embe
         by_fake = add(memory, TARGET)
         fake_hits = find(memory, TARGET, project="p")
     with Memory(db_path, embedder=minilm) as memory:
-        by_minilm = add(memory, "The disk filled up while the database migration ran")
+        # The same memory reworded: forced, or the add would refresh the fake model's row.
+        by_minilm = memory.add(
+            "learning", "The disk filled up while the database migration ran", project="p", force=True
+        ).id
         real_hits = find(memory, PARAPHRASE, project="p")
         pending = semantic.count_pending(memory.store, semantic.model_key(memory.store, minilm))
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import click
 
 from recall.cli.context import AppContext, emit_json, json_option, pass_app, project_option, scope_name
@@ -27,6 +30,7 @@ PREVIEW_CHARS = 160
 @click.option(
     "--metadata", help='A small JSON object kept with it (at most 4 KB), e.g. \'{"ticket": "ENG-12"}\'.'
 )
+@click.option("--force", is_flag=True, help="Add it even when a live record already says the same.")
 @json_option
 @pass_app
 def add(
@@ -41,9 +45,13 @@ def add(
     valid_until: str | None,
     source: str | None,
     metadata: str | None,
+    force: bool,
     as_json: bool,
 ) -> None:
-    """Record a decision, learning or breadcrumb (KIND); prints its ref, e.g. decision#3."""
+    """Record a decision, learning or breadcrumb (KIND); prints its ref, e.g. decision#3.
+
+    When a live record of the same kind and project already says it, that record is refreshed
+    instead (its tags, importance and expiry take what this one adds) and named; --force adds anyway."""
     record = app.memory.add(
         kind,
         content,
@@ -55,6 +63,7 @@ def add(
         valid_until=valid_until,
         source=source,
         metadata=metadata,
+        force=force,
     )
     _written(record, as_json)
 
@@ -107,10 +116,46 @@ def _written(record: Record, as_json: bool) -> None:
     if as_json:
         emit_json(record.to_dict())
         return
-    click.echo(record.ref)
+    if record.refreshed is not None:
+        click.echo(
+            f"{record.ref} refreshed: it already says this ({_alike(record.refreshed)}); --force adds anyway"
+        )
+        click.echo(f"  {record.data['content'][:PREVIEW_CHARS]}")
+    else:
+        click.echo(record.ref)
     if record.redacted:
         found = ", ".join(f"{count} {kind}" for kind, count in record.redacted.items())
         click.echo(f"redacted before storing: {found}", err=True)
+
+
+def _alike(likeness: Mapping[str, Any]) -> str:
+    cosine = likeness.get("cosine")
+    words = f"{likeness['overlap']:.0%} of its words"
+    return words if cosine is None else f"{words}, cosine {cosine:.2f}"
+
+
+@click.command()
+@project_option
+@click.option("--dry-run", is_flag=True, help="Say what would merge; change nothing.")
+@json_option
+@pass_app
+def dedup(app: AppContext, project: str | None, dry_run: bool, as_json: bool) -> None:
+    """Merge live decisions, learnings and breadcrumbs that say the same thing (every project unless
+    --project): each group keeps its oldest record (a person's own first), which takes the others'
+    tags, sources and supersession links; the others are deleted."""
+    found = app.memory.dedup(project=project, dry_run=dry_run)
+    if as_json:
+        emit_json(found.to_dict())
+        return
+    verb = "would merge" if dry_run else "merged"
+    for group in found.groups:
+        others = ", ".join(f"{m.kind.value}#{m.id} ({_alike(m.likeness.to_dict())})" for m in group.merged)
+        click.echo(f"{group.kind.value}#{group.keep} ({group.project}) {verb} {others}")
+    click.echo(f"{found.merged} near-duplicate record(s) {verb} in {scope_name(found.project)}")
+    if not found.model:
+        click.echo(
+            "the embedding model is not available: only near-identical wordings were compared", err=True
+        )
 
 
 @click.command()
@@ -240,4 +285,4 @@ def revert(app: AppContext, decision_ref: str, as_json: bool) -> None:
         click.echo(f"{record.ref} reverted")
 
 
-COMMANDS = [add, update, show, list_, decision]
+COMMANDS = [add, update, show, list_, decision, dedup]

@@ -18,7 +18,7 @@ from recall.cli.context import AppContext, emit_json, json_option, pass_app, pro
     "--kind",
     "--table",
     "kind",
-    help="Only this kind: decision, learning, breadcrumb, session_summary, message.",
+    help="Only this kind: decision, learning, breadcrumb, session_summary, message, note.",
 )
 @click.option("--bias", help="Prefer this kind, without excluding others.")
 @click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat: all must match).")

@@ -60,12 +60,21 @@ class RecordResult(BaseModel):
     record: Record | None
 
 
+class Likeness(BaseModel):
+    overlap: float = Field(description="0-1 share of content words")
+    cosine: float | None = Field(default=None, description="meaning, when the model was there")
+    numbers_differ: bool
+
+
 class Added(BaseModel):
     ref: str = RefField
     kind: str
     id: int
     record: Record
     redacted: dict[str, int] = Field(description="secrets the scrubber replaced before storing, per kind")
+    refreshed: Likeness | None = Field(
+        default=None, description="set when an existing record already said this and was refreshed instead"
+    )
 
 
 class ProfileOut(BaseModel):
@@ -334,3 +343,76 @@ class GraphOut(BaseModel):
     next_offset: int | None = Field(description="pass as offset for the next page; null on the last")
     truncated_edges: bool
     types: list[str]
+
+
+class Note(BaseModel):
+    """A markdown note at a path inside a project."""
+
+    ref: str = RefField
+    id: int
+    project: str
+    path: str
+    title: str = Field(description="the frontmatter's title, else the first heading, else the file name")
+    created_at: str
+    updated_at: str
+    provenance: str
+    content: str | None = Field(default=None, description="the note's text (not in listings)")
+    frontmatter: dict[str, Any] = Field(
+        default_factory=dict, description="key: value lines of a leading --- block"
+    )
+    chars: int | None = Field(default=None, description="its length, in listings")
+
+
+class NoteResult(BaseModel):
+    found: bool
+    path: str
+    note: Note | None
+
+
+class NoteList(BaseModel):
+    project: str | None = Field(description="the project listed; null for every project")
+    folder: str
+    notes: list[Note]
+
+
+class NoteDeleted(BaseModel):
+    found: bool
+    path: str
+    ref: str | None
+
+
+class ExportedRecords(BaseModel):
+    project: str | None = Field(description="the project exported; null for every project")
+    count: int
+    records: list[dict[str, Any]] = Field(description="one object per record: what memory_import reads back")
+
+
+class ImportedRecords(BaseModel):
+    added: dict[str, int] = Field(description="records added per kind")
+    already_there: int = Field(description="records not added because the same one is stored")
+    supersession_links: int
+    unlinked: int = Field(description="superseded_by named a decision not among the records")
+    refused: int
+    problems: list[str] = Field(description="why records were refused, by their position")
+
+
+class MergedRecord(BaseModel):
+    ref: str = RefField
+    overlap: float
+    cosine: float | None
+    numbers_differ: bool
+
+
+class MergeGroupOut(BaseModel):
+    kind: str
+    project: str
+    keep: str = Field(description="the record kept, as kind#id")
+    merged: list[MergedRecord]
+
+
+class Deduplicated(BaseModel):
+    project: str | None = Field(description="the project deduplicated; null for every project")
+    dry_run: bool
+    merged: int = Field(description="records merged into another (or that would be, in a dry run)")
+    model: bool = Field(description="false: no model, so only near-identical wordings were compared")
+    groups: list[MergeGroupOut]

@@ -48,8 +48,11 @@ IDEMPOTENT_WRITE = ToolAnnotations(
 DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
+EDITING = ToolAnnotations(  # an append twice appends twice
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 
-KINDS_TEXT = "decision, learning, breadcrumb, session_summary, message or session"
+KINDS_TEXT = "decision, learning, breadcrumb, session_summary, message, note or session"
 ProjectArg = Annotated[
     str | None,
     Field(
@@ -372,10 +375,15 @@ def memory_add(
     metadata: Annotated[
         dict[str, Any] | None, Field(description="A small JSON object kept with it (at most 4 KB).")
     ] = None,
+    force: Annotated[
+        bool, Field(description="Add even when a live record of the same kind already says the same.")
+    ] = False,
 ) -> Annotated[CallToolResult, out.Added]:
     """Remember something for later sessions: a decision (what was settled; put the why in detail), \
 a learning (a gotcha, fix or fact that will matter again) or a breadcrumb (where work was left; set \
-valid_until so it expires). Returns the new ref and what the scrubber redacted. Search first so you do not store a duplicate; to \
+valid_until so it expires). Returns the new ref and what the scrubber redacted; when a live record of \
+the same kind already says it, that record is refreshed instead and returned with refreshed set \
+(force=true adds anyway). To \
 correct a record use memory_update, to replace a decision add the new one and supersede the old one \
 with decision_update."""
     with errors():
@@ -384,7 +392,7 @@ with decision_update."""
             raise InvalidInput("say what to remember: kind is decision, learning or breadcrumb")
         record = memory(ctx).add(
             chosen, content, project=project, detail=detail, tags=tags, confidence=confidence,
-            importance=importance, valid_until=valid_until, source=source, metadata=metadata,
+            importance=importance, valid_until=valid_until, source=source, metadata=metadata, force=force,
         )  # fmt: skip
     result = out.Added(
         ref=str(record.ref),
@@ -392,8 +400,16 @@ with decision_update."""
         id=record.id,
         record=record_model(record),  # type: ignore[arg-type]
         redacted=dict(record.redacted),
+        refreshed=out.Likeness.model_validate(record.refreshed) if record.refreshed is not None else None,
     )
-    return reply(result, f"stored {record.ref} in project {record.project}{redacted_text(record)}")
+    if record.refreshed is None:
+        return reply(result, f"stored {record.ref} in project {record.project}{redacted_text(record)}")
+    alike = ", ".join(f"{key} {value}" for key, value in record.refreshed.items() if value is not None)
+    text = (
+        f"not added: {record.ref} in project {record.project} already says this ({alike}); it was "
+        f"refreshed instead. Its content: {record.data.get('content')!r}. Pass force=true to add anyway."
+    )
+    return reply(result, text)
 
 
 def redacted_text(record: Record) -> str:
@@ -722,6 +738,193 @@ use find_connections."""
     return reply(result, text)
 
 
+# -- notes ----------------------------------------------------------------------------------------
+
+NotePath = Annotated[
+    str,
+    Field(description="Where the note lives inside the project, e.g. notes/architecture.md (.md is added)."),
+]
+
+
+def note_model(record: Record) -> out.Note:
+    return out.Note.model_validate({**record.to_dict(), "ref": str(record.ref)})
+
+
+def note_write(
+    ctx: Context,
+    path: NotePath,
+    content: Annotated[
+        str, Field(description="The whole markdown text; may open with a --- frontmatter block.")
+    ],
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteResult]:
+    """Write a markdown note at a path inside the project, replacing any note already there: for \
+what does not fit a one-line decision or learning (an architecture overview, a runbook, a \
+glossary). Notes are searched with everything else. To change part of a note use note_edit."""
+    with errors():
+        record = memory(ctx).note_write(path, content, project=project)
+    note = note_model(record)
+    return reply(
+        out.NoteResult(found=True, path=note.path, note=note),
+        f"wrote {note.path} ({note.ref}, {len(note.content or '')} characters)",
+    )
+
+
+def note_read(
+    ctx: Context,
+    path: NotePath,
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteResult]:
+    """Read one note in full, with its frontmatter parsed. Answers found: false when there is none; \
+note_list shows the paths there are."""
+    with errors():
+        try:
+            note: out.Note | None = note_model(memory(ctx).note_read(path, project=project))
+        except NotFound:
+            note = None
+    where = note.path if note else path
+    text = (
+        f"{note.path} ({note.ref})\n\n{note.content}"
+        if note
+        else f"no note at {path}; note_list shows the notes there are"
+    )
+    return reply(out.NoteResult(found=note is not None, path=where, note=note), text)
+
+
+def note_edit(
+    ctx: Context,
+    path: NotePath,
+    mode: Annotated[
+        Literal["replace", "append", "prepend", "str_replace"],
+        Field(description="replace the whole text, append or prepend content, or str_replace old with new."),
+    ],
+    content: Annotated[str | None, Field(description="The text to write, append or prepend.")] = None,
+    old: Annotated[
+        str | None,
+        Field(description="str_replace: the exact passage to replace; it must occur exactly once."),
+    ] = None,
+    new: Annotated[str | None, Field(description="str_replace: what replaces it (may be empty).")] = None,
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteResult]:
+    """Edit a note in place. replace, append and prepend take content (and create the note if it is \
+missing); str_replace swaps the one passage old for new and is refused when old occurs more than \
+once or not at all, so include enough surrounding text to make it unique. To write a whole new \
+note use note_write."""
+    with errors():
+        if mode == "str_replace" and content is not None:
+            raise InvalidInput("str_replace takes old and new, not content")
+        if mode != "str_replace" and (old is not None or new is not None):
+            raise InvalidInput(f"{mode} takes content; old and new are for str_replace")
+        record = memory(ctx).note_edit(path, mode, content, old=old, new=new, project=project)
+    note = note_model(record)
+    return reply(
+        out.NoteResult(found=True, path=note.path, note=note),
+        f"{mode}: {note.path} ({note.ref}) now has {len(note.content or '')} characters",
+    )
+
+
+def note_list(
+    ctx: Context,
+    folder: Annotated[
+        str | None, Field(description="Only notes under this folder, e.g. notes/design.")
+    ] = None,
+    project: ProjectArg = None,
+) -> Annotated[CallToolResult, out.NoteList]:
+    """List notes by path (under a folder, or all), each with its title and size; read one with note_read."""
+    with errors():
+        listed = memory(ctx).note_list(folder, project=project)
+        scope = memory(ctx).scope(project)
+    from recall.notes import clean_folder
+
+    notes = [note_model(record) for record in listed]
+    result = out.NoteList(project=scope, folder=clean_folder(folder), notes=notes)
+    lines = [f"{n.path}  {n.title} ({n.chars} characters, {n.ref})" for n in notes] or ["no notes here"]
+    return reply(result, "\n".join(lines))
+
+
+def note_delete(
+    ctx: Context,
+    path: NotePath,
+    project: Annotated[str | None, Field(description="Project name. Default: the server's project.")] = None,
+) -> Annotated[CallToolResult, out.NoteDeleted]:
+    """Delete a note for good (no undo): its text leaves every file recall keeps. Answers found: \
+false when there is no note at that path. To change part of a note use note_edit instead."""
+    with errors():
+        try:
+            report = memory(ctx).note_delete(path, project=project)
+        except NotFound:
+            return reply(out.NoteDeleted(found=False, path=path, ref=None), f"no note at {path}")
+    return reply(out.NoteDeleted(found=True, path=path, ref=report.ref), report.message)
+
+
+def memory_dedup(
+    ctx: Context,
+    project: ProjectArg = None,
+    dry_run: Annotated[
+        bool, Field(description="Only say what would merge (the default); false merges.")
+    ] = True,
+) -> Annotated[CallToolResult, out.Deduplicated]:
+    """Find live decisions, learnings and breadcrumbs of one project (or '*') that say the same thing; \
+with dry_run=false merge each group into its oldest record (a person's own first), which takes the \
+others' tags, sources and supersession links, and delete the others for good. New records are \
+already checked by memory_add; to delete one record use memory_forget."""
+    with errors():
+        scope = "*" if project == "*" else memory(ctx).project(project)
+        found = memory(ctx).dedup(project=scope, dry_run=dry_run)
+    result = out.Deduplicated.model_validate(found.to_dict())
+    verb = "would merge" if dry_run else "merged"
+    lines = [f"{found.merged} near-duplicate record(s) {verb}"]
+    lines += [f"{g.keep} <- {', '.join(m.ref for m in g.merged)}" for g in result.groups]
+    return reply(result, "\n".join(lines))
+
+
+# -- export and import ------------------------------------------------------------------------------
+
+
+def memory_export(
+    ctx: Context,
+    project: ProjectArg = None,
+    kinds: Annotated[
+        list[Literal["decision", "learning", "breadcrumb", "note"]] | None,
+        Field(description="Only these kinds (default: all four)."),
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=5000, description="At most this many records.")] = 1000,
+) -> Annotated[CallToolResult, out.ExportedRecords]:
+    """Export decisions, learnings, breadcrumbs and notes as objects memory_import reads back \
+(content, detail, tags, status, supersession links, expiry, dates). Use it to move memory between \
+projects or machines; for a person, `recall export --format markdown` writes files."""
+    with errors():
+        scope = None if project == "*" else memory(ctx).project(project)
+        rows: list[dict[str, Any]] = []
+        for row in memory(ctx).export_records(project=scope, kinds=kinds):
+            if len(rows) >= limit:
+                break
+            rows.append(row)
+    result = out.ExportedRecords(project=scope, count=len(rows), records=rows)
+    return reply(result, f"{len(rows)} records exported from {scope or 'every project'}")
+
+
+def memory_import(
+    ctx: Context,
+    records: Annotated[list[dict[str, Any]], Field(description="Objects as memory_export returns them.")],
+    project: Annotated[
+        str | None, Field(description="Put every record in this project instead of the one it names.")
+    ] = None,
+) -> Annotated[CallToolResult, out.ImportedRecords]:
+    """Import records exported by memory_export (or `recall export`): each is checked and scrubbed, \
+stored as written by you, with new ids and its supersession links; one already stored is not added \
+twice, and a bad one is refused by its position while the rest go in. To add one record use \
+memory_add."""
+    import json
+
+    with errors():
+        report = memory(ctx).import_records((json.dumps(row) for row in records), project=project)
+    result = out.ImportedRecords.model_validate(report.to_dict())
+    added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items())) or "nothing"
+    text = f"imported {added}; {report.already_there} already there; {report.refused} refused"
+    return reply(result, "\n".join([text, *report.problems]))
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_search, "Search memory by keyword", READ_ONLY),
     ToolSpec(memory_hybrid_search, "Search memory by meaning", READ_ONLY),
@@ -742,4 +945,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(profile_set, "Set a key of the project's profile", DESTRUCTIVE),
     ToolSpec(find_connections, "Find what memory connects to a file, symbol or command", READ_ONLY),
     ToolSpec(get_knowledge_graph, "A project's knowledge graph", READ_ONLY),
+    ToolSpec(note_write, "Write a note", DESTRUCTIVE),
+    ToolSpec(note_read, "Read a note", READ_ONLY),
+    ToolSpec(note_edit, "Edit a note", EDITING),
+    ToolSpec(note_list, "List notes", READ_ONLY),
+    ToolSpec(note_delete, "Delete a note", DESTRUCTIVE),
+    ToolSpec(memory_dedup, "Merge near-duplicate records", DESTRUCTIVE),
+    ToolSpec(memory_export, "Export records", READ_ONLY),
+    ToolSpec(memory_import, "Import records", ADDITIVE),
 )

@@ -15,7 +15,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from recall.models import (
+from recall.rowkinds import (
     KIND_BY_CODE,
     KIND_CODES,
     TABLE_NAMES,

@@ -14,9 +14,10 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from recall.models import KIND_BY_CODE, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.results import Hit
+from recall.rowkinds import KIND_BY_CODE, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.search.fts_query import build_match, scope_filter
+from recall.search.project_bm25 import RESCORE_DEPTH, project_scores
 from recall.store.writer import to_db_time, utc_now
 
 # bm25 column weights: content, detail, tags, scope (scope holds filter tokens, never ranks).
@@ -24,6 +25,7 @@ _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
 BIAS_BOOST = 2.0
 INACTIVE_DECISION_FACTOR = 0.5
 PREVIEW_CHARS = 240
+PROJECT_STATISTICS = True  # bm25 with the searched project's N and n (adr/0021); False: the database's
 
 _COLUMNS: dict[RecordKind, str] = {
     RecordKind.DECISION: "id, project, created_at, provenance, content, detail, importance, status, "
@@ -33,6 +35,7 @@ _COLUMNS: dict[RecordKind, str] = {
     RecordKind.SESSION_SUMMARY: "id, project, created_at, provenance, content, title, importance, session_id",
     RecordKind.MESSAGE: "id, project, coalesce(timestamp, created_at) AS created_at, provenance, content, "
     "role, origin, session_id, tool_name",
+    RecordKind.NOTE: "id, project, updated_at AS created_at, provenance, content, path",
 }
 
 
@@ -75,11 +78,22 @@ def keyword_candidates(
     depth: int,
     only: set[int] | None = None,
 ) -> dict[int, float]:
-    """Index rowid (``index_rowid``) → bm25 relevance (higher is better) for the best ``depth``."""
+    """Index rowid (``index_rowid``) → bm25 relevance (higher is better) for the best ``depth``.
+
+    Scoped to one project, relevance uses that project's statistics (adr/0021): FTS5 finds the
+    candidates, ``project_bm25`` scores them again; across all projects FTS5's own bm25 stands.
+    """
     match = build_match(query)
     if match is None or (only is not None and not only):
         return {}
-    return _ranked_rowids(conn, match, table.value if table else None, project, depth, only)
+    kind = table.value if table else None
+    if project is None or not PROJECT_STATISTICS:
+        return _ranked_rowids(conn, match, kind, project, depth, only)
+    found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH), only)
+    scores = project_scores(conn, query, found, project)
+    best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
+    # A row FTS5 matched keeps a trace of its FTS5 order should no stem of it be found again.
+    return {rowid: scores[rowid] or found[rowid] * 1e-9 for rowid in best}
 
 
 def rank(hits: list[Hit], *, bias: RecordKind | None, limit: int, cap: float | None = None) -> list[Hit]:

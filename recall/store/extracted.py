@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.models import KIND_CODES, TABLE_NAMES, Confidence, DecisionStatus, Provenance, RecordKind
+from recall.rowkinds import KIND_CODES, TABLE_NAMES, Confidence, DecisionStatus, Provenance, RecordKind
 from recall.store.records import check_content
 from recall.store.writer import Writer, to_db_time, utc_now
 

@@ -31,6 +31,7 @@ _TABLES: dict[Kind, str] = {
     Kind.SESSION_SUMMARY: "session_summaries",
     Kind.SESSION: "sessions",
     Kind.MESSAGE: "messages",
+    Kind.NOTE: "notes",
 }
 # When a row "happened": a session when it started, a message when it was said, a record when written.
 _WHEN: dict[Kind, str] = {

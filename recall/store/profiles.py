@@ -12,8 +12,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.models import Provenance
 from recall.profile import KNOWN_KEYS
+from recall.rowkinds import Provenance
 
 if TYPE_CHECKING:
     import sqlite3

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.project import ALL_PROJECTS
+from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.erase import delete_sessions
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import to_db_time, utc_now
@@ -83,7 +83,7 @@ def purge(
                 where, params = _scope(project, cutoff, "coalesce(ended_at, started_at, created_at)")
                 ids = [row[0] for row in conn.execute(f"SELECT id FROM sessions WHERE {where}", params)]
                 counts.update(delete_sessions(conn, writer, ids))
-            kinds = TYPED_KINDS
+            kinds = TYPED_KINDS if expired else (*TYPED_KINDS, RecordKind.NOTE)
             where, params = _scope(project, cutoff, "created_at")
             if expired:
                 where += " AND valid_until IS NOT NULL AND valid_until <= ?"

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from recall.errors import InvalidInput
-from recall.models import Confidence, RecordKind
+from recall.rowkinds import Confidence, RecordKind
 
 MAX_CONTENT_CHARS = 20_000
 _REDACTION = re.compile(r"\[redacted:([a-z0-9_-]+)\]")

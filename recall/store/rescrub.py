@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from recall.models import JSON_COLUMNS
+from recall.rowkinds import JSON_COLUMNS
 from recall.scrub import scrub, scrub_value
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import TEXT_COLUMNS
@@ -35,6 +35,7 @@ KINDS = {
     "breadcrumbs": "breadcrumb",
     "session_summaries": "session_summary",
     "profiles": "profile",
+    "notes": "note",
 }
 
 Progress = Callable[[int, int], None]  # (rows checked, rows in all)

@@ -24,8 +24,8 @@ from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.entities.mention import lookup_key
-from recall.models import JSON_COLUMNS, Provenance
 from recall.pathnames import printable
+from recall.rowkinds import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.caps import scrub_then_cap
 from recall.store.records import normalise_tags
@@ -39,6 +39,7 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "learnings": ("content", "detail", "source"),
     "breadcrumbs": ("content", "detail", "source"),
     "session_summaries": ("title", "content"),
+    "notes": ("path", "content"),
     "entities": ("name",),  # the lookup key is derived from the scrubbed name
     "entity_links": ("detail",),
     "profiles": ("value",),  # keys are checked words (recall.profile), never free text
@@ -325,6 +326,22 @@ class Writer:
         )
         return self._conn.total_changes - before
 
+    def restore_updated_at(self, table: str, row_id: int, updated_at: str) -> None:
+        """Give an imported row back the ``updated_at`` it had where it was exported (a time, no text)."""
+        self._conn.execute(f"UPDATE {table} SET updated_at = ? WHERE id = ?", (updated_at, row_id))
+
+    def link_superseded(self, decision_id: int, by: int) -> None:
+        """Restore an imported decision's supersession link (ids only), keeping its dates."""
+        self._conn.execute("UPDATE decisions SET superseded_by = ? WHERE id = ?", (by, decision_id))
+
+    def repoint_supersession(self, merged: Sequence[int], keep: int) -> None:
+        """Decisions superseded by a merged decision are now superseded by the one kept (ids only)."""
+        marks = ", ".join("?" for _ in merged)
+        self._conn.execute(
+            f"UPDATE decisions SET superseded_by = ? WHERE superseded_by IN ({marks}) AND id != ?",
+            (keep, *merged, keep),
+        )
+
     def update_lineage(self, kind_code: int, row_id: int, **values: Any) -> None:
         """Set lineage columns: ``confidence`` (raised, never lowered), ``review``, ``conflicts_with``."""
         assignments, params = [], []
@@ -383,6 +400,10 @@ class Writer:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(model_key, *row) for row in rows],
         )
+
+    def clear_due(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """Take rows off the embedding queue (m0010) whose row is gone: nothing is left to embed."""
+        self._conn.executemany("DELETE FROM vectors_due WHERE kind_code = ? AND row_id = ?", pairs)
 
     def drop_vectors(self) -> int:
         return self._conn.execute("DELETE FROM embeddings").rowcount
