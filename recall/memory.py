@@ -76,14 +76,13 @@ class Memory:
         project: str | None = None,
         embedder: Embedder | None = None,
         embed_on_write: bool = True,
-        bound: bool = False,
     ) -> None:
         """``project`` is the default for calls that name none; ``embed_on_write=False`` leaves new
-        rows pending for ``embed`` (hooks use it: they must not wait for a model). ``bound`` keeps
-        changes to ``project``'s rows unless a call says ``project="*"`` (see ``bind``)."""
+        rows pending for ``embed`` (hooks use it: they must not wait for a model). ``bind`` keeps
+        changes to one project."""
         self.path = default_db_path(db)
         self._project = project
-        self._bound = bound and project is not None
+        self._bound = False
         self._embedder = embedder
         self.embed_on_write = embed_on_write
         self._store: Store | None = None
@@ -238,6 +237,13 @@ class Memory:
         from recall.store.merge import merge
 
         scope = self.scope(project) if project and project != ALL_PROJECTS else None
+        bound = self.bound_project
+        if bound is not None and project != ALL_PROJECTS:
+            if scope not in (None, bound):
+                raise InvalidInput(
+                    f"this server is bound to project {bound}; pass project='*' to merge other projects' rows"
+                )
+            scope = bound
         embedder = self._maybe_embedder()
         groups = plan_merges(self.store, scope, embedder)
         if not dry_run:
@@ -424,7 +430,7 @@ class Memory:
         """Set one key of a project's profile (scrubbed; user_authored); the answer says what was redacted."""
         from recall.store.profiles import set_value
 
-        name = self._profile_project(project)
+        name = self._own_project(project, "the profile")
         redacted = set_value(self.store, name, key, value)
         return replace(self.profile(name), redacted=redacted)
 
@@ -433,7 +439,7 @@ class Memory:
         from recall.store.profiles import check_key, unset_value
         from recall.store.wipe import wipe
 
-        name = self._profile_project(project)
+        name = self._own_project(project, "the profile")
         if not unset_value(self.store, name, key):
             raise NotFound(
                 f"the profile of {name} has no {check_key(key)}; `recall profile show` lists its keys"
@@ -441,13 +447,14 @@ class Memory:
         wipe(self.store)
         return self.profile(name)
 
-    def _profile_project(self, project: str | None) -> str:
+    def _own_project(self, project: str | None, what: str) -> str:
+        """The project a profile or note change is about, which a bound memory keeps to its own."""
         name = self.project(project)
         bound = self.bound_project
         if bound is not None and name != bound:
             raise InvalidInput(
-                f"this server is bound to project {bound}; change the profile of {name} from a server "
-                f"or command for that project (recall profile set --project {name} ...)"
+                f"this server is bound to project {bound}; change {what} of project {name} from a "
+                "server or command for that project"
             )
         return name
 
@@ -515,7 +522,7 @@ class Memory:
         from recall.notes import edited
         from recall.store.notes import write_note
 
-        owner, where = self.project(project), self._note_path(path)
+        owner, where = self._own_project(project, "the notes"), self._note_path(path)
         row_id, _ = write_note(
             self.store, owner, where, lambda current: edited(current, mode, content, old, new)
         )
@@ -552,7 +559,8 @@ class Memory:
         """Delete a note for good: its text leaves every file recall keeps (adr/0014)."""
         from recall.store.notes import note_id
 
-        return self.forget(Ref(Kind.NOTE, note_id(self.store, self.project(project), self._note_path(path))))
+        owner = self._own_project(project, "the notes")
+        return self.forget(Ref(Kind.NOTE, note_id(self.store, owner, self._note_path(path))), project=owner)
 
     def _note_path(self, path: str) -> str:
         from recall.notes import clean_path

@@ -104,3 +104,37 @@ async def test_recall_project_binds_a_spawned_stdio_server(db_path: Path, tmp_pa
                 client, "memory_update", id="decision#1", importance=2
             )
             assert (await call(client, "memory_forget", id="decision#1", project="*"))["found"]
+
+
+@pytest.mark.anyio
+async def test_a_bound_server_keeps_notes_and_merges_to_its_own_project(db_path: Path) -> None:
+    with Memory(db_path, embedder=FakeEmbedder()) as memory:
+        memory.note_write("notes/deploy.md", "# Deploy\nfly deploy", project="blog")
+        for project in ("blog", "shop"):  # the same learning twice in each project
+            memory.add("learning", "The CI cache key must include the lockfile hash", project=project)
+            memory.add(
+                "learning", "The CI cache key must include the lockfile hash", project=project, force=True
+            )
+    async with bound(db_path) as client:
+        assert "bound to project shop" in await refused(
+            client, "note_write", path="notes/deploy.md", content="gone", project="blog"
+        )
+        assert "bound to project shop" in await refused(
+            client, "note_edit", path="notes/deploy.md", mode="append", content="x", project="blog"
+        )
+        assert "bound to project shop" in await refused(
+            client, "note_delete", path="notes/deploy.md", project="blog"
+        )
+        read = await call(client, "note_read", path="notes/deploy.md", project="blog")
+        assert "fly deploy" in read["note"]["content"]
+        assert (await call(client, "note_write", path="notes/plan.md", content="# Plan"))["note"][
+            "project"
+        ] == "shop"
+
+        assert "bound to project shop" in await refused(client, "memory_dedup", project="blog", dry_run=False)
+        merged = await call(client, "memory_dedup", dry_run=False)
+        assert merged["merged"] == 1 and {g["project"] for g in merged["groups"]} == {"shop"}
+        left = await call(client, "memory_list", project="blog", kind="learning")
+        assert len(left["records"]) == 2
+        everywhere = await call(client, "memory_dedup", project="*", dry_run=False)
+        assert everywhere["merged"] == 1
