@@ -10,9 +10,11 @@ measures the unchanged-file skip.
 
 ``--host`` picks the format (default Claude Code JSONL): ``opencode`` writes an ``opencode.db`` of
 the 1.2+ schema, ``pi`` v3 session files, ``gemini`` append-only JSONL chats in which every message
-with tool calls is written twice (running, then finished) and ``$set`` lines follow each turn.
+with tool calls is written twice (running, then finished) and ``$set`` lines follow each turn,
+``codex`` rollouts of the envelope era (each prompt and answer also written as its event twin),
+``cursor`` agent transcripts (no timestamps; outputs as ``tool-result`` turns).
 
-    python bench/import_bench.py [--messages 100000] [--host claude|opencode|pi|gemini] [--json]
+    python bench/import_bench.py [--messages 100000] [--host claude|codex|cursor|opencode|pi|gemini] [--json]
     python bench/import_bench.py --without-connections   # the same import with the connect stage off
     python bench/import_bench.py --messages 5000 --embed   # then embed the text messages (real model)
 
@@ -255,6 +257,74 @@ def generate_gemini(folder: Path, messages: int, sessions: int, seed: int = 7) -
     return written
 
 
+def generate_codex(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
+    """Codex rollouts of the envelope era: session_meta, turn_context, then response items (each
+    prompt and answer with its event twin, as Codex writes them) and ``exec_command`` calls with their
+    outputs."""
+    rng = random.Random(seed)
+    start, written = datetime(2026, 6, 1, tzinfo=UTC), 0
+    for s in range(sessions):
+        session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+        begun = start + timedelta(minutes=s * 300)
+        cwd = f"/home/dev/proj{s % 12}"
+        lines: list[dict[str, object]] = [
+            {"timestamp": _iso(begun), "type": "session_meta", "payload": {"id": session_id,
+             "timestamp": _iso(begun), "cwd": cwd, "originator": "codex_cli_rs", "cli_version": "0.135.0",
+             "source": "cli", "model_provider": "openai", "git": {"branch": "main"}}},
+            {"timestamp": _iso(begun), "type": "turn_context", "payload": {"cwd": cwd, "model": "gpt-5.5"}},
+        ]  # fmt: skip
+        for i, (kind, text) in enumerate(_turns(rng, max(2, messages // sessions))):
+            when = _iso(begun + timedelta(seconds=i))
+            if kind in ("user", "assistant"):
+                role, part = ("user", "input_text") if kind == "user" else ("assistant", "output_text")
+                event = {"type": "user_message", "message": text, "images": []} if kind == "user" else {
+                    "type": "agent_message", "message": text}  # fmt: skip
+                lines.append({"timestamp": when, "type": "event_msg", "payload": event})
+                lines.append({"timestamp": when, "type": "response_item", "payload": {"type": "message",
+                              "role": role, "content": [{"type": part, "text": text}]}})  # fmt: skip
+            elif kind == "call":
+                arguments = json.dumps({"cmd": text, "workdir": cwd})
+                lines.append({"timestamp": when, "type": "response_item", "payload": {"type": "function_call",
+                              "name": "exec_command", "arguments": arguments, "call_id": f"call_{s}_{i}"}})  # fmt: skip
+            else:
+                lines.append({"timestamp": when, "type": "response_item", "payload": {
+                    "type": "function_call_output", "call_id": f"call_{s}_{i - 1}", "output": text}})  # fmt: skip
+            written += 1
+        day = folder / "sessions" / begun.strftime("%Y/%m/%d")
+        day.mkdir(parents=True, exist_ok=True)
+        name = f"rollout-{begun.strftime('%Y-%m-%dT%H-%M-%S')}-{session_id}.jsonl"
+        (day / name).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return written
+
+
+def generate_cursor(folder: Path, messages: int, sessions: int, seed: int = 7) -> int:
+    """Cursor agent transcripts (``~/.cursor/projects/*/agent-transcripts/<id>/<id>.jsonl``): one line
+    a message, prompts wrapped in ``<user_query>``, ``Shell`` calls, outputs as ``tool-result`` turns."""
+    rng = random.Random(seed)
+    written = 0
+    for s in range(sessions):
+        session_id = str(uuid.UUID(int=rng.getrandbits(128)))
+        lines: list[dict[str, object]] = []
+        for kind, text in _turns(rng, max(2, messages // sessions)):
+            if kind == "user":
+                block: dict[str, object] = {"type": "text", "text": f"<user_query>\n{text}\n</user_query>"}
+            elif kind == "assistant":
+                block = {"type": "text", "text": text}
+            elif kind == "call":
+                block = {"type": "tool_use", "name": "Shell", "input": {"command": text}}
+            else:
+                block = {"type": "tool-result", "name": "Shell", "content": text}
+            role = {"user": "user", "result": "user"}.get(kind, "assistant")
+            lines.append({"role": role, "message": {"content": [block]}})
+            written += 1
+        folder_ = folder / "projects" / f"home-dev-proj{s % 12}" / "agent-transcripts" / session_id
+        folder_.mkdir(parents=True, exist_ok=True)
+        (folder_ / f"{session_id}.jsonl").write_text(
+            "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
+        )
+    return written
+
+
 _OPENCODE_SCHEMA = """
 CREATE TABLE project (id text PRIMARY KEY, worktree text NOT NULL, vcs text, name text, time_created integer NOT NULL,
   time_updated integer NOT NULL, sandboxes text NOT NULL);
@@ -308,7 +378,14 @@ def generate_opencode(folder: Path, messages: int, sessions: int, seed: int = 7)
     return written
 
 
-GENERATORS = {"claude": generate, "opencode": generate_opencode, "pi": generate_pi, "gemini": generate_gemini}
+GENERATORS = {
+    "claude": generate,
+    "codex": generate_codex,
+    "cursor": generate_cursor,
+    "opencode": generate_opencode,
+    "pi": generate_pi,
+    "gemini": generate_gemini,
+}
 
 
 def run(
@@ -357,6 +434,11 @@ def run(
             first_cpu, 2
         ),  # this process's CPU time: what a shared machine leaves out
         "messages_per_cpu_second": round(first.messages_added / first_cpu),
+        # the read-ahead worker's CPU time (recall.read_ahead), which this process's leaves out
+        "read_ahead": first.read_ahead,
+        "messages_per_cpu_second_with_worker": round(
+            first.messages_added / (first_cpu + first.read_ahead.get("worker_cpu_seconds", 0.0))
+        ),
         "secrets_redacted": dict(first.redactions),
         "links": first.links,
         "connections": connections,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from recall.errors import InvalidInput
 from recall.extract import CONFIDENT
 from recall.extract.text import content_words, has_code_token
-from recall.models import TYPED_KINDS, RecordKind
+from recall.rowkinds import TYPED_KINDS, RecordKind
 from recall.search.fts_query import STOP_WORDS
 from recall.search.query import clean_query
 from recall.store.extracted import ExtractedFacts, confident_clause, extracted_facts
@@ -66,8 +66,8 @@ _SEARCHES: tuple[tuple[str | None, int], ...] = (("decision", 8), ("breadcrumb",
 CONNECTED_SCORE, CONNECTED_SESSION_SCORE = 1.0, 0.5
 _ITEM_BASE = "id, project, created_at, provenance, content, importance"
 _ITEM_SQL = {
-    "decision": f"SELECT {_ITEM_BASE}, detail, status, confidence FROM decisions",
-    "learning": f"SELECT {_ITEM_BASE}, detail, confidence FROM learnings",
+    "decision": f"SELECT {_ITEM_BASE}, detail, status, confidence, valid_until FROM decisions",
+    "learning": f"SELECT {_ITEM_BASE}, detail, confidence, valid_until FROM learnings",
     "breadcrumb": f"SELECT {_ITEM_BASE}, detail, valid_until FROM breadcrumbs",
     "session_summary": f"SELECT {_ITEM_BASE}, title FROM session_summaries",
 }
@@ -134,12 +134,18 @@ class CatchUp:
     decisions: tuple[BriefItem, ...]
     breadcrumbs: tuple[BriefItem, ...]
     learnings: tuple[BriefItem, ...]
+    profile: tuple[tuple[str, str], ...] = ()  # the project's profile (adr/0027), key and value
 
     @property
     def text(self) -> str:
         """Readable markdown of every group; summaries are clipped (``loa_show`` has them in full)."""
+        from recall.profile import Profile, ProfileEntry, brief_lines
+
         page = _Page(None)
         page.add(f"## Catch-up for {_scope_name(self.project)}")
+        if self.profile:
+            entries = tuple(ProfileEntry(key, value, "") for key, value in self.profile)
+            page.add("", "### Project profile", *brief_lines(Profile(self.project or "", entries)))
         sections = (
             ("Decisions in force", self.decisions),
             ("Where work was left", self.breadcrumbs),
@@ -186,17 +192,19 @@ def catch_up(store: Store, project: str | None, limit: int = 5) -> CatchUp:
     params = {"project": project, "limit": limit, "now": to_db_time(utc_now()), "important": HIGH_IMPORTANCE}
     order = "ORDER BY substr(created_at, 1, 10) DESC, importance DESC, created_at DESC, id DESC LIMIT :limit"
     base = "id, project, created_at, provenance, content, importance"
+    live = "(valid_until IS NULL OR valid_until > :now)"  # every typed kind may expire (adr/0026)
     queries = {
         "session_summary": f"SELECT {base}, title FROM session_summaries WHERE {scope}",
-        "decision": f"SELECT {base}, detail, status, confidence FROM decisions "
-        f"WHERE status = 'active' AND {scope} AND {confident_clause(RecordKind.DECISION, 'decisions', CONFIDENT)}",
+        "decision": f"SELECT {base}, detail, status, confidence, valid_until FROM decisions "
+        f"WHERE status = 'active' AND {live} AND {scope} "
+        f"AND {confident_clause(RecordKind.DECISION, 'decisions', CONFIDENT)}",
         "breadcrumb": f"SELECT {base}, detail, valid_until FROM breadcrumbs "
-        f"WHERE (valid_until IS NULL OR valid_until > :now) AND {scope} "
+        f"WHERE {live} AND {scope} "
         f"AND {confident_clause(RecordKind.BREADCRUMB, 'breadcrumbs', CONFIDENT)}",
         # Confident extracted learnings come from one session's evidence, not a person's rating: they
         # are listed whatever their importance, newest first like the rest.
-        "learning": f"SELECT {base}, detail, confidence FROM learnings WHERE "
-        f"(importance >= :important OR provenance = 'extracted') AND {scope} "
+        "learning": f"SELECT {base}, detail, confidence, valid_until FROM learnings WHERE "
+        f"(importance >= :important OR provenance = 'extracted') AND {live} AND {scope} "
         f"AND {confident_clause(RecordKind.LEARNING, 'learnings', CONFIDENT)}",
     }
     groups: dict[str, tuple[BriefItem, ...]] = {}
@@ -204,12 +212,16 @@ def catch_up(store: Store, project: str | None, limit: int = 5) -> CatchUp:
         for kind, sql in queries.items():
             rows = conn.execute(f"{sql} {order}", params).fetchall()
             groups[kind] = tuple(_with_extraction(conn, [BriefItem(kind=kind, **dict(row)) for row in rows]))
+    from recall.profile import load_profile
+
+    page = load_profile(store, project) if project else None
     return CatchUp(
         project=project,
         session_summaries=groups["session_summary"],
         decisions=groups["decision"],
         breadcrumbs=groups["breadcrumb"],
         learnings=groups["learning"],
+        profile=tuple((entry.key, entry.value) for entry in page.entries) if page else (),
     )
 
 
@@ -228,6 +240,8 @@ def context_for_agent(
     sufficiency = _assess(task, related)
     page = _Page(max_tokens - TRAILER_TOKENS)
     page.add(f"## Memory for this task ({_scope_name(project)})")
+    if project is not None:
+        _add_profile(page, store, project, max_tokens)
     page.add(sufficiency.line)
     shown: list[BriefItem] = []
     sections = (
@@ -258,12 +272,22 @@ def context_for_agent(
 
 def session_start_brief(store: Store, project: str, max_tokens: int = 1200) -> str:
     """Markdown for the start of a session; empty when the project has nothing in force."""
+    from recall.profile import load_profile
+
     _check_budget(max_tokens)
     recent = catch_up(store, project, limit=10)
-    if not (recent.decisions or recent.breadcrumbs or recent.learnings or recent.session_summaries):
+    profile = load_profile(store, project)
+    if not (
+        profile.entries
+        or recent.decisions
+        or recent.breadcrumbs
+        or recent.learnings
+        or recent.session_summaries
+    ):
         return ""
     page = _Page(max_tokens - TRAILER_TOKENS)
     page.add(f"## recall: what {project} remembers")
+    _add_profile(page, store, project, max_tokens)
     _add_section(page, "Decisions in force", recent.decisions)
     _add_section(page, "Where work was left", recent.breadcrumbs)
     _add_section(page, "What we learned", recent.learnings)
@@ -271,6 +295,24 @@ def session_start_brief(store: Store, project: str, max_tokens: int = 1200) -> s
     page.limit = max_tokens
     page.add("(memory_recall and memory_search find more.)")
     return page.text()
+
+
+def _add_profile(page: _Page, store: Store, project: str, max_tokens: int) -> None:
+    """The project's profile first (adr/0027), in at most ``PROFILE_SHARE`` of the budget, so the
+    records below it keep room; a person wrote it, so its lines are plain, not quoted."""
+    from recall.profile import PROFILE_SHARE, SHORT_CHARS, brief_lines, load_profile
+
+    profile = load_profile(store, project)
+    if not profile.entries:
+        return
+    outer = page.limit
+    share = page.used + int(max_tokens * PROFILE_SHARE)
+    page.limit = share if outer is None else min(outer, share)
+    shown = False
+    for full, short in zip(brief_lines(profile), brief_lines(profile, SHORT_CHARS), strict=True):
+        heading = [] if shown else ["", "### Project profile"]
+        shown = page.add(*heading, full) or page.add(*heading, short) or shown
+    page.limit = outer
 
 
 def _assess(task: str, related: Sequence[BriefItem]) -> Sufficiency:
@@ -311,7 +353,7 @@ def _task_terms(task: str) -> list[str]:
 def _related(store: Store, task: str, project: str | None, embedder: Embedder | None) -> list[BriefItem]:
     """Hybrid hits that share a word with the task or come close in meaning, still in force, best first."""
     from recall.errors import ModelUnavailable
-    from recall.models import RecordKind
+    from recall.rowkinds import RecordKind
     from recall.search.hybrid import search
 
     # Task text is prose, not query syntax: lower-casing drops AND/OR/NOT, quotes and stars go too.
@@ -362,7 +404,7 @@ def _connected(store: Store, task: str, project: str | None, now: str) -> list[B
             row = conn.execute(f"{_ITEM_SQL[kind]} WHERE id = ?", (row_id,)).fetchone()
             if row is None or (kind == "decision" and row["status"] != "active"):
                 continue
-            if kind == "breadcrumb" and row["valid_until"] is not None and row["valid_until"] <= now:
+            if kind != "session_summary" and row["valid_until"] is not None and row["valid_until"] <= now:
                 continue
             score = CONNECTED_SCORE if kind != "session_summary" else CONNECTED_SESSION_SCORE
             items.append(BriefItem(kind=kind, score=score, **dict(row)))
@@ -370,12 +412,12 @@ def _connected(store: Store, task: str, project: str | None, now: str) -> list[B
 
 
 def _in_force(hit: Hit, now: str) -> bool:
-    """Superseded or reverted decisions and expired breadcrumbs would mislead a subagent."""
+    """Superseded or reverted decisions and expired records would mislead a subagent."""
+    until = hit.extra.get("valid_until")
+    if until is not None and str(until) <= now:
+        return False
     if hit.kind == "decision":
         return hit.extra.get("status", "active") == "active"
-    if hit.kind == "breadcrumb":
-        until = hit.extra.get("valid_until")
-        return until is None or str(until) > now
     return True
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,9 +27,10 @@ from recall.transcript import ParseReport, Transcript
 if TYPE_CHECKING:
     from adapters.base import HostAdapter, ReadOptions
     from recall.extract.stage import ExtractionReport
+    from recall.read_ahead import ReadAhead, ReadSource
     from recall.search.embedder import Embedder
     from recall.store import Store
-    from recall.store.transcripts import BatchOutcome, SourceStamp
+    from recall.store.transcripts import BatchOutcome, Ready, SourceStamp
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ class ImportSummary:
     embedding: dict[str, Any] = field(default_factory=dict)
     searched: list[str] = field(default_factory=list)  # where transcripts were looked for, when none were
     extraction: ExtractionReport | None = None
+    read_ahead: dict[str, Any] = field(default_factory=dict)  # files a worker read, its CPU seconds
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +83,7 @@ class ImportSummary:
             "embedding": self.embedding,
             "searched": self.searched,
             "extraction": self.extraction.to_dict() if self.extraction else {},
+            "read_ahead": self.read_ahead,
         }
 
 
@@ -141,13 +145,15 @@ def run_import(
     sniff: bool = False,
     embedder: Embedder | None = None,
     embed_budget_seconds: float = 5.0,
+    read_ahead: bool | None = None,
 ) -> ImportSummary:
     """Import every changed source, write the summaries due, then embed what is pending for at most
     ``embed_budget_seconds``.
 
     Summaries and vectors that an earlier run left undone (it was killed) are finished here too;
     whatever the budget leaves (everything, without an ``embedder``) is embedded later by
-    `recall embed` (or the next import).
+    `recall embed` (or the next import). With many files to read, a worker process reads the next
+    ones while this one writes (recall.read_ahead; ``read_ahead`` forces it on or off).
     """
     from adapters.base import ReadOptions
     from recall.store.entities import connect_pending
@@ -163,10 +169,24 @@ def run_import(
         from adapters import where_searched
 
         summary.searched = [where_searched(adapter) for adapter in adapters]
-    for done, (adapter, path) in enumerate(sources):
-        if progress:
-            progress(done, len(sources), path_text(path))
-        _import_file(store, adapter, path, summary, read_options, since=since, project=project, force=force)
+    with _reader(store, sources, read_options, force, read_ahead) as ahead:
+        for done, (adapter, path) in enumerate(sources):
+            if progress:
+                progress(done, len(sources), path_text(path))
+            read = ahead.take(adapter, path) if ahead is not None else None
+            if read is not None:
+                _count_read_ahead(summary, read)
+            _import_file(
+                store,
+                adapter,
+                path,
+                summary,
+                read_options,
+                since=since,
+                project=project,
+                force=force,
+                read=read,
+            )
     if progress:
         progress(len(sources), len(sources), "")
     if not dry_run:
@@ -182,6 +202,41 @@ def run_import(
     return summary
 
 
+@contextmanager
+def _reader(
+    store: Store,
+    sources: Sequence[tuple[HostAdapter, Path]],
+    options: ReadOptions,
+    force: bool,
+    wanted: bool | None,
+) -> Iterator[ReadAhead | None]:
+    """A read-ahead worker for the sources to read, when they are many (or ``wanted`` says so)."""
+    from recall.read_ahead import MIN_FILES, ReadAhead, eligible
+
+    if wanted is False:
+        yield None
+        return
+    to_read = [(a, p) for a, p in eligible(sources) if force or not _unchanged(store, a, p)]
+    if not to_read or (wanted is None and len(to_read) < MIN_FILES):
+        yield None
+        return
+    with ReadAhead(to_read, options, store.path) as ahead:
+        yield ahead
+
+
+def _count_read_ahead(summary: ImportSummary, read: ReadSource) -> None:
+    counts = summary.read_ahead
+    counts["files"] = counts.get("files", 0) + 1
+    counts["worker_cpu_seconds"] = round(counts.get("worker_cpu_seconds", 0.0) + read.cpu_seconds, 3)
+
+
+def _unchanged(store: Store, adapter: HostAdapter, path: Path) -> bool:
+    try:
+        return store.known_source(adapter.name, source_key(path)) == source_signature(adapter, path)
+    except OSError:
+        return False
+
+
 def _import_file(
     store: Store,
     adapter: HostAdapter,
@@ -192,13 +247,17 @@ def _import_file(
     since: datetime | None,
     project: str | None,
     force: bool,
+    read: ReadSource | None = None,
 ) -> None:
-    """Read one source unless it is unchanged, and store it; every failure is counted in ``summary``."""
+    """Read one source unless it is unchanged, and store it; every failure is counted in ``summary``.
+
+    ``read`` is the source as a read-ahead worker read it (its signature taken before its read).
+    """
     from recall.store.transcripts import SourceStamp
 
     summary.files_seen += 1
     try:
-        size, mtime_ns = source_signature(adapter, path)
+        size, mtime_ns = read.signature if read is not None else source_signature(adapter, path)
     except OSError as exc:
         summary.files_failed += 1
         summary.errors.append(f"{path}: {exc.strerror or exc}")
@@ -207,14 +266,20 @@ def _import_file(
     if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
         summary.files_unchanged += 1
         return
-    report = ParseReport()
-    try:
-        transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
-    except Exception as exc:  # a reader bug must not stop the other files
-        log.exception("reading %s failed", key)
-        summary.files_failed += 1
-        summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
-        return
+    ready: list[Ready] | None = None
+    if read is not None:
+        report = read.report
+        kept = [(t, r) for t, r in zip(read.transcripts, read.ready, strict=True) if _after(t, since)]
+        transcripts, ready = [t for t, _ in kept], [r for _, r in kept]
+    else:
+        report = ParseReport()
+        try:
+            transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
+        except Exception as exc:  # a reader bug must not stop the other files
+            log.exception("reading %s failed", key)
+            summary.files_failed += 1
+            summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
+            return
     summary.files_read += 1
     summary.lines_read += report.lines_read
     summary.skipped.update(report.skipped)
@@ -227,6 +292,7 @@ def _import_file(
             project=project,
             source=SourceStamp(adapter.name, key, size, mtime_ns),
             dry_run=summary.dry_run,
+            ready=ready,
         )
     except (sqlite3.IntegrityError, ValueError, UnicodeError) as exc:
         # The failing transaction rolled back and the file stays unstamped: the next import tries it
@@ -316,6 +382,7 @@ def store_transcripts(
     expect_host: str | None = None,
     source: SourceStamp | None = None,
     dry_run: bool = False,
+    ready: Sequence[Ready] | None = None,
 ) -> BatchOutcome:
     """Store one batch of transcripts, run extraction over its sessions that hold messages extraction
     has not read, then stamp the source. A kill before the stamp leaves the file to be read again,
@@ -328,7 +395,9 @@ def store_transcripts(
     from recall.extract.stage import ExtractionReport, extract_sessions
 
     items = list(transcripts)
-    outcome = store.import_transcripts(items, project=project, expect_host=expect_host, dry_run=dry_run)
+    outcome = store.import_transcripts(
+        items, project=project, expect_host=expect_host, dry_run=dry_run, ready=ready
+    )
     ids = [s.session_id for s in outcome.sessions if s.session_id is not None]
     changed = unread_sessions(store, ids) if ids and not dry_run else []
     if changed:

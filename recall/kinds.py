@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Self
 from recall.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from recall.models import RecordKind
+    from recall.rowkinds import RecordKind
 
 
 class Kind(StrEnum):
@@ -34,7 +34,7 @@ class Kind(StrEnum):
     @property
     def record(self) -> RecordKind | None:
         """The searchable record kind, or None for sessions (they are found through their messages)."""
-        from recall.models import RecordKind  # SQLModel loads only when a row is about to be read
+        from recall.rowkinds import RecordKind  # SQLModel loads only when a row is about to be read
 
         return None if self is Kind.SESSION else RecordKind(self.value)
 

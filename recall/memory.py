@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -40,10 +41,12 @@ if TYPE_CHECKING:
     from recall.decision_log import DecisionLog
     from recall.doctor import Section
     from recall.dump import DumpResult
+    from recall.evaluation import EvalReport
     from recall.extract.review import ReviewItem
     from recall.extract.stage import ExtractionReport
     from recall.ingest import ImportSummary, Progress
     from recall.overview import Overview
+    from recall.profile import Profile
     from recall.records_export import Exported
     from recall.records_import import ImportedRecords
     from recall.redactions import Redactions
@@ -73,11 +76,14 @@ class Memory:
         project: str | None = None,
         embedder: Embedder | None = None,
         embed_on_write: bool = True,
+        bound: bool = False,
     ) -> None:
         """``project`` is the default for calls that name none; ``embed_on_write=False`` leaves new
-        rows pending for ``embed`` (hooks use it: they must not wait for a model)."""
+        rows pending for ``embed`` (hooks use it: they must not wait for a model). ``bound`` keeps
+        changes to ``project``'s rows unless a call says ``project="*"`` (see ``bind``)."""
         self.path = default_db_path(db)
         self._project = project
+        self._bound = bound and project is not None
         self._embedder = embedder
         self.embed_on_write = embed_on_write
         self._store: Store | None = None
@@ -135,6 +141,46 @@ class Memory:
         """Like ``project``, but ``"*"`` means every project (None)."""
         return None if name == ALL_PROJECTS else self.project(name)
 
+    def bind(self, project: str) -> Self:
+        """Keep this memory's changes to ``project``: updating, superseding, reviewing or forgetting
+        another project's rows is refused unless the call says ``project="*"``.
+
+        Why: a server started for one repository (``recall mcp --project`` or ``RECALL_PROJECT``)
+        answers an agent working there; an id taken from an all-projects search must not let it
+        rewrite or delete another project's memory by accident (TinyMem's namespace guard).
+        """
+        self._project = project
+        self._bound = True
+        return self
+
+    @property
+    def bound_project(self) -> str | None:
+        """The project this memory is bound to (``bind``), if any."""
+        return self._project if self._bound else None
+
+    def _check_change(self, target: Ref, row_project: str, asked: str | None) -> None:
+        """Refuse a change to a row outside the project the call (or a bound memory) is about."""
+        if asked == ALL_PROJECTS:
+            return
+        if asked is not None and asked.strip() and asked.strip() != row_project:
+            raise InvalidInput(
+                f"{target} belongs to project {row_project}, not {asked.strip()}; "
+                "name its project, or pass project='*'"
+            )
+        bound = self.bound_project
+        if bound is not None and row_project != bound:
+            raise InvalidInput(
+                f"{target} belongs to project {row_project}, and this server is bound to project "
+                f"{bound}; pass project='*' to change another project's rows"
+            )
+
+    def _changeable(self, target: Ref, asked: str | None) -> Record | None:
+        """The row about to change, after the project check; None when there is no such row."""
+        found = self.find(target)
+        if found is not None:
+            self._check_change(target, found.project, asked)
+        return found
+
     # -- typed records -----------------------------------------------------------------------------
 
     def add(
@@ -148,11 +194,15 @@ class Memory:
         confidence: str | None = None,
         importance: int = 5,
         valid_until: str | datetime | None = None,
+        source: str | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
         force: bool = False,
     ) -> Record:
         """Remember a decision, learning or breadcrumb (provenance user_authored, stamped by the store).
 
-        A live record of the same kind and project that already says it is refreshed instead
+        Any kind may expire (``valid_until``); ``source`` and ``metadata`` are the caller's own small
+        fields. The answer's ``redacted`` says what the scrubber took out on the way in. A live record
+        of the same kind and project that already says it is refreshed instead
         (recall.near_duplicates) and returned with ``refreshed`` set; ``force`` adds anyway.
         """
         from recall.store import NewRecord
@@ -169,14 +219,16 @@ class Memory:
             confidence=confidence,
             importance=importance,
             valid_until=parse_when(valid_until),
+            source=source,
+            metadata=_metadata(metadata),
         )
         if not force:
             refreshed = self._refresh_duplicate(new)
             if refreshed is not None:
                 return refreshed
-        row_id = self.store.add(new)
-        self._embed_written(record_kind.value, row_id)
-        return self.get(Ref(Kind(record_kind.value), row_id))
+        written = self.store.add_record(new)
+        self._embed_written(record_kind.value, written.id)
+        return replace(self.get(Ref(Kind(record_kind.value), written.id)), redacted=written.redacted)
 
     def dedup(self, *, project: str | None = None, dry_run: bool = False) -> Deduplicated:
         """Merge the live near-duplicates already stored (per project and kind; every project unless
@@ -223,32 +275,51 @@ class Memory:
         importance: int | None = None,
         confidence: str | None = None,
         valid_until: str | datetime | None = None,
+        source: str | None = None,
+        metadata: Mapping[str, Any] | str | None = None,
+        project: str | None = None,
     ) -> Record:
-        """Correct a decision, learning or breadcrumb in place; only the fields given change."""
+        """Correct a decision, learning or breadcrumb in place; only the fields given change.
+
+        ``valid_until="none"`` removes an expiry. ``project`` names the row's project (``"*"``: any),
+        which a bound memory requires for another project's rows.
+        """
         from recall.store import RecordChanges
-        from recall.store.records import normalise_tags, parse_when
+        from recall.store.records import change_values, clears_expiry, normalise_tags, parse_when
 
         target = _ref(ref, kind, TYPED)
         record_kind = target.kind.record
         assert record_kind is not None
+        clear = clears_expiry(valid_until)
         changes = RecordChanges(
             content=content,
             detail=detail,
             tags=tuple(normalise_tags(tags)) if tags is not None else None,
             importance=importance,
             confidence=confidence,
-            valid_until=parse_when(valid_until),
+            valid_until=None if clear else parse_when(valid_until),
+            source=source,
+            metadata=_metadata(metadata),
+            clear_valid_until=clear,
         )
-        self.store.update(record_kind, target.id, changes)
+        change_values(record_kind, changes)  # a bad call is told so before whether the row exists
+        if self._changeable(target, project) is None:
+            raise NotFound(f"no {target.kind.value} with id {target.id}; search or list to find the right id")
+        written = self.store.update_record(record_kind, target.id, changes)
         self._embed_written(record_kind.value, target.id)
-        return self.get(target)
+        return replace(self.get(target), redacted=written.redacted)
 
-    def forget(self, ref: RefLike, kind: str | Kind | None = None) -> ForgetReport:
+    def forget(
+        self, ref: RefLike, kind: str | Kind | None = None, *, project: str | None = None
+    ) -> ForgetReport:
         """Forget one row of any kind for good, with what only it produced (a session's messages,
-        summary and subagents); no copy of its text stays in recall's files (adr/0014)."""
+        summary and subagents); no copy of its text stays in recall's files (adr/0014).
+        ``project`` as in ``update``."""
         from recall.store.erase import forget
 
-        return forget(self.store, _ref(ref, kind, READABLE))
+        target = _ref(ref, kind, READABLE)
+        self._changeable(target, project)
+        return forget(self.store, target)
 
     def forget_many(
         self,
@@ -264,6 +335,11 @@ class Memory:
         from recall.store.erase import forget_many
 
         scope = ALL_PROJECTS if project == ALL_PROJECTS else self.project(project)
+        bound = self.bound_project
+        if bound is not None and scope not in (ALL_PROJECTS, bound):
+            raise InvalidInput(
+                f"this server is bound to project {bound}; pass project='*' to forget other projects' rows"
+            )
         return forget_many(
             self.store, project=scope, tags=tags, older_than_days=older_than_days, confirm=confirm
         )
@@ -277,7 +353,7 @@ class Memory:
         dry_run: bool = False,
     ) -> PurgeReport:
         """Delete a whole scope (a project, an age, or both; every project unless named) or the
-        expired breadcrumbs, then compact the file."""
+        expired records (any typed kind), then compact the file."""
         from recall.store.purge import purge
 
         return purge(
@@ -290,15 +366,19 @@ class Memory:
 
         return rescrub(self.store, progress=progress)
 
-    def supersede(self, decision: RefLike, by: RefLike | None = None) -> Record:
+    def supersede(
+        self, decision: RefLike, by: RefLike | None = None, *, project: str | None = None
+    ) -> Record:
         """Mark an active decision superseded, optionally by the decision that replaces it."""
         target = _ref(decision, Kind.DECISION, (Kind.DECISION,))
         successor = _ref(by, Kind.DECISION, (Kind.DECISION,)).id if by is not None else None
+        self._changeable(target, project)
         return Record.from_row(self.store.supersede(target.id, by=successor))
 
-    def revert(self, decision: RefLike) -> Record:
+    def revert(self, decision: RefLike, *, project: str | None = None) -> Record:
         """Mark an active decision reverted: undone, nothing replaces it."""
         target = _ref(decision, Kind.DECISION, (Kind.DECISION,))
+        self._changeable(target, project)
         return Record.from_row(self.store.revert(target.id))
 
     def list(
@@ -332,6 +412,45 @@ class Memory:
         records = tuple(found for kind, row_id in listed.rows if (found := self.find(Ref(kind, row_id))))
         return Page(records, listed.next_cursor)
 
+    # -- the project's profile (adr/0027) ----------------------------------------------------------
+
+    def profile(self, project: str | None = None) -> Profile:
+        """A project's profile: stack, conventions, build/test/lint commands, people, owners, notes."""
+        from recall.profile import load_profile
+
+        return load_profile(self.store, self.project(project))
+
+    def set_profile(self, key: str, value: str, *, project: str | None = None) -> Profile:
+        """Set one key of a project's profile (scrubbed; user_authored); the answer says what was redacted."""
+        from recall.store.profiles import set_value
+
+        name = self._profile_project(project)
+        redacted = set_value(self.store, name, key, value)
+        return replace(self.profile(name), redacted=redacted)
+
+    def unset_profile(self, key: str, *, project: str | None = None) -> Profile:
+        """Remove one key of a project's profile; its old value leaves the file (adr/0014)."""
+        from recall.store.profiles import check_key, unset_value
+        from recall.store.wipe import wipe
+
+        name = self._profile_project(project)
+        if not unset_value(self.store, name, key):
+            raise NotFound(
+                f"the profile of {name} has no {check_key(key)}; `recall profile show` lists its keys"
+            )
+        wipe(self.store)
+        return self.profile(name)
+
+    def _profile_project(self, project: str | None) -> str:
+        name = self.project(project)
+        bound = self.bound_project
+        if bound is not None and name != bound:
+            raise InvalidInput(
+                f"this server is bound to project {bound}; change the profile of {name} from a server "
+                f"or command for that project (recall profile set --project {name} ...)"
+            )
+        return name
+
     # -- typed memory extracted from transcripts (adr/0018) -----------------------------------------
 
     def review(self, *, project: str | None = None, limit: int = 50) -> Sequence[ReviewItem]:
@@ -340,17 +459,25 @@ class Memory:
 
         return awaiting_review(self.store, self.scope(project), limit=limit)
 
-    def accept(self, refs: Iterable[RefLike]) -> Sequence[Record]:
+    def accept(self, refs: Iterable[RefLike], *, project: str | None = None) -> Sequence[Record]:
         """Keep extracted records: they leave review and enter the briefs whatever their confidence."""
         from recall.extract.review import accept
 
-        return [Record.from_row(row) for row in accept(self.store, [str(ref) for ref in refs])]
+        names = self._reviewable(refs, project)
+        return [Record.from_row(row) for row in accept(self.store, names)]
 
-    def reject(self, refs: Iterable[RefLike]) -> Sequence[str]:
+    def reject(self, refs: Iterable[RefLike], *, project: str | None = None) -> Sequence[str]:
         """Delete extracted records; their wording is never extracted again. Returns their refs."""
         from recall.extract.review import reject
 
-        return reject(self.store, [str(ref) for ref in refs])
+        return reject(self.store, self._reviewable(refs, project))
+
+    def _reviewable(self, refs: Iterable[RefLike], project: str | None) -> Sequence[str]:
+        names = [str(ref) for ref in refs]
+        if project is not None or self._bound:
+            for name in names:
+                self._changeable(_ref(name, None, TYPED), project)
+        return names
 
     def extract(
         self,
@@ -511,34 +638,54 @@ class Memory:
         limit: int = 10,
         min_score: float = 0.0,
         retry_as_hybrid: bool = False,
+        tags: Iterable[str] | str | None = None,
     ) -> SearchResults:
         """Keyword, semantic or hybrid search; any text is a valid query.
 
         With ``retry_as_hybrid`` a keyword search that finds nothing (and has no kind filter) asks
-        again by meaning, when the model is there.
+        again by meaning, when the model is there. ``tags`` keeps to the decisions, learnings and
+        breadcrumbs carrying every one of them.
         """
         from recall.search.hybrid import search
         from recall.search.query import clean_query
+        from recall.store.records import normalise_tags
 
         query = clean_query(query)  # what is searched and what the result echoes
         scope = self.scope(project)
         only = _record_kind(kind)
         prefer = _record_kind(bias)
         embedder = None if mode == "keyword" else self.embedder
+        wanted = tuple(normalise_tags(tags))
+        if wanted and only is not None and only.value not in ("decision", "learning", "breadcrumb"):
+            raise InvalidInput(f"tags belong to decisions, learnings and breadcrumbs, not {only.value} rows")
         hits = search(
             self.store, query, mode=mode, project=scope, table=only, bias=prefer, limit=limit,
-            min_score=min_score, embedder=embedder,
+            min_score=min_score, embedder=embedder, tags=wanted,
         )  # fmt: skip
         if hits or not retry_as_hybrid or mode != "keyword" or only is not None:
             return SearchResults(query, mode, scope, tuple(hits))
         try:
             hits = search(
-                self.store, query, mode="hybrid", project=scope, limit=limit, embedder=self.embedder
-            )
+                self.store, query, mode="hybrid", project=scope, limit=limit, embedder=self.embedder,
+                tags=wanted,
+            )  # fmt: skip
         except ModelUnavailable as exc:  # a keyword search must not fail for want of the model
             log.warning("could not retry by meaning: %s", exc)
             return SearchResults(query, mode, scope, ())
         return SearchResults(query, "hybrid", scope, tuple(hits), retried_as_hybrid=True)
+
+    def evaluate(
+        self,
+        project: str | None = None,
+        *,
+        per_kind: int = 60,
+        total: int = 300,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EvalReport:
+        """Known-item probes built from the store, scored per mode and project (``recall eval``)."""
+        from recall.evaluation import evaluate
+
+        return evaluate(self, project, per_kind=per_kind, total=total, progress=progress)
 
     def catch_up(self, project: str | None = None, limit: int = 5) -> CatchUp:
         """What a session should know first (MCP ``memory_recall``): recent sessions, decisions in
@@ -640,12 +787,19 @@ class Memory:
         tool_text_cap: int | None = None,
         include_thinking: bool = False,
         progress: Progress | None = None,
-        embed_budget_seconds: float = 5.0,
+        embed_budget_seconds: float | None = None,
     ) -> ImportSummary:
         """Import what changed since the last run; ``hosts=None`` reads every host (or, for
-        ``paths``, the host each file belongs to)."""
+        ``paths``, the host each file belongs to). ``embed_budget_seconds`` bounds the embedding
+        that follows (0: none now; None: ``[import] embed_budget`` in config.toml, else 5 s)."""
         from recall.ingest import run_import
+        from recall.settings import import_embed_budget
         from recall.store.records import since_time
+
+        if embed_budget_seconds is None:
+            embed_budget_seconds = import_embed_budget()
+        if embed_budget_seconds < 0:
+            raise InvalidInput("the embedding budget is a number of seconds, 0 or more")
 
         return run_import(
             self.store,
@@ -754,7 +908,7 @@ class Memory:
         """Embed a row just written; the write already committed, so a missing model only leaves it pending."""
         if not self.embed_on_write:
             return
-        from recall.models import RecordKind
+        from recall.rowkinds import RecordKind
         from recall.search.semantic import embed_one
 
         try:
@@ -801,8 +955,17 @@ def _kinds(kinds: Iterable[str | Kind] | str | Kind | None) -> tuple[Kind, ...]:
     return tuple(dict.fromkeys(parse_kind(kind) for kind in kinds))
 
 
+def _metadata(value: Mapping[str, Any] | str | None) -> Mapping[str, Any] | None:
+    """A metadata object, or JSON text of one (the command line's ``--metadata '{...}'``)."""
+    if value is None or not isinstance(value, str):
+        return value
+    from recall.store.records import check_metadata
+
+    return check_metadata(value)
+
+
 def _provenance(value: str | None) -> str | None:
-    from recall.models import Provenance
+    from recall.rowkinds import Provenance
 
     if value is None:
         return None

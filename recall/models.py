@@ -9,69 +9,24 @@ every row gets its provenance from the write path.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, Column
 from sqlmodel import Field, SQLModel
 
-
-class Provenance(StrEnum):
-    """Where a row's text came from. Stamped by the write path; no caller can choose it."""
-
-    VERBATIM = "verbatim"  # copied from a transcript or a dump as it was said
-    USER_AUTHORED = "user_authored"  # typed by a person or agent through `recall add` / memory_add
-    EXTRACTED = "extracted"  # lifted out of verbatim text by recall itself
-    DERIVED = "derived"  # composed by recall (session summaries)
-
-
-class DecisionStatus(StrEnum):
-    ACTIVE = "active"
-    SUPERSEDED = "superseded"
-    REVERTED = "reverted"
-
-
-class Confidence(StrEnum):
-    HIGH = "high"
-    MEDIUM = "medium"
-    LOW = "low"
-
-
-class RecordKind(StrEnum):
-    """The searchable kinds, in the order results list them. The value is the table's name."""
-
-    DECISION = "decision"
-    LEARNING = "learning"
-    BREADCRUMB = "breadcrumb"
-    SESSION_SUMMARY = "session_summary"
-    MESSAGE = "message"
-    NOTE = "note"
-
-
-# FTS rowids are ``id * 8 + code``: one index over every kind keeps bm25 on one scale (adr/0003).
-KIND_CODES: dict[RecordKind, int] = {
-    RecordKind.DECISION: 1,
-    RecordKind.LEARNING: 2,
-    RecordKind.BREADCRUMB: 3,
-    RecordKind.SESSION_SUMMARY: 4,
-    RecordKind.MESSAGE: 5,
-    RecordKind.NOTE: 6,
-}
-KIND_BY_CODE: dict[int, RecordKind] = {code: kind for kind, code in KIND_CODES.items()}
-_CODE_SPAN = 8
-
-
-def index_rowid(code: int, row_id: int) -> int:
-    """The search index rowid of row ``row_id`` of the kind with ``code`` (see KIND_CODES)."""
-    return row_id * _CODE_SPAN + code
-
-
-def split_rowid(rowid: int) -> tuple[int, int]:
-    """``(kind code, row id)`` of a search index rowid: the inverse of ``index_rowid``."""
-    return rowid % _CODE_SPAN, rowid // _CODE_SPAN
-
-
-TYPED_KINDS = (RecordKind.DECISION, RecordKind.LEARNING, RecordKind.BREADCRUMB)
+from recall.rowkinds import (  # noqa: F401 - the names every row carries, re-exported
+    JSON_COLUMNS,
+    KIND_BY_CODE,
+    KIND_CODES,
+    TABLE_NAMES,
+    TYPED_KINDS,
+    Confidence,
+    DecisionStatus,
+    Provenance,
+    RecordKind,
+    index_rowid,
+    split_rowid,
+)
 
 
 class _Row(SQLModel):
@@ -127,6 +82,9 @@ class Decision(_Row, table=True):
     confidence: Confidence = Confidence.MEDIUM
     importance: int = 5
     session_id: int | None = Field(default=None, foreign_key="sessions.id")
+    valid_until: datetime | None = None
+    source: str | None = None  # the caller's own note of where it came from (a URL, a ticket)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 class Learning(_Row, table=True):
@@ -138,6 +96,9 @@ class Learning(_Row, table=True):
     confidence: Confidence = Confidence.MEDIUM
     importance: int = 5
     session_id: int | None = Field(default=None, foreign_key="sessions.id")
+    valid_until: datetime | None = None
+    source: str | None = None  # the caller's own note of where it came from (a URL, a ticket)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 class Breadcrumb(_Row, table=True):
@@ -149,6 +110,8 @@ class Breadcrumb(_Row, table=True):
     importance: int = 5
     valid_until: datetime | None = None
     session_id: int | None = Field(default=None, foreign_key="sessions.id")
+    source: str | None = None  # the caller's own note of where it came from (a URL, a ticket)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 class SessionSummary(_Row, table=True):
@@ -162,7 +125,7 @@ class SessionSummary(_Row, table=True):
 
 
 class Note(_Row, table=True):
-    """A markdown document a person or agent keeps at a path inside a project (m0010_notes)."""
+    """A markdown document a person or agent keeps at a path inside a project (m0012_notes)."""
 
     __tablename__ = "notes"
 
@@ -177,15 +140,4 @@ TABLES: dict[RecordKind, type[_Row]] = {
     RecordKind.SESSION_SUMMARY: SessionSummary,
     RecordKind.MESSAGE: Message,
     RecordKind.NOTE: Note,
-}
-
-JSON_COLUMNS = ("tags", "meta")
-
-TABLE_NAMES: dict[RecordKind, str] = {
-    RecordKind.DECISION: "decisions",
-    RecordKind.LEARNING: "learnings",
-    RecordKind.BREADCRUMB: "breadcrumbs",
-    RecordKind.SESSION_SUMMARY: "session_summaries",
-    RecordKind.MESSAGE: "messages",
-    RecordKind.NOTE: "notes",
 }

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from recall.models import KIND_BY_CODE, TABLE_NAMES, split_rowid
+from recall.rowkinds import KIND_BY_CODE, TABLE_NAMES, split_rowid
 
 if TYPE_CHECKING:
     import sqlite3

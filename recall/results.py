@@ -24,6 +24,7 @@ class Record:
     kind: Kind
     id: int
     data: Mapping[str, Any]
+    redacted: Mapping[str, int] = field(default_factory=dict)  # what a write just scrubbed out, per kind
     # Set when an add found this record saying the same and refreshed it instead: how alike they were.
     refreshed: Mapping[str, Any] | None = None
 
@@ -49,10 +50,12 @@ class Record:
         return self.provenance == "user_authored"
 
     def to_dict(self) -> dict[str, Any]:
-        found = {"ref": str(self.ref), **self.data}
+        out = {"ref": str(self.ref), **self.data}
+        if self.redacted:
+            out["redacted"] = dict(self.redacted)
         if self.refreshed is not None:
-            found["refreshed"] = dict(self.refreshed)
-        return found
+            out["refreshed"] = dict(self.refreshed)
+        return out
 
 
 @dataclass(slots=True)

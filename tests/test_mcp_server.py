@@ -32,7 +32,7 @@ CONTRACT = MappingProxyType({
     "memory_search": {
         "params": {
             "query": "string", "project": "string? = null", "kind": "string? = null", "table": "string? = null",
-            "bias_type": "string? = null", "limit": "integer = 10",
+            "bias_type": "string? = null", "limit": "integer = 10", "tags": "list[string]? = null",
         },
         "output": {
             "query": "string", "project": "string?", "mode": "keyword|semantic|hybrid",
@@ -42,6 +42,7 @@ CONTRACT = MappingProxyType({
     "memory_hybrid_search": {
         "params": {
             "query": "string", "project": "string? = null", "limit": "integer = 10", "min_score": "number = 0",
+            "tags": "list[string]? = null",
         },
         "output": {
             "query": "string", "project": "string?", "mode": "keyword|semantic|hybrid",
@@ -51,7 +52,8 @@ CONTRACT = MappingProxyType({
     "memory_recall": {
         "params": {"project": "string? = null", "limit": "integer = 5"},
         "output": {
-            "project": "string?", "session_summaries": "list[#BriefEntry]", "decisions": "list[#BriefEntry]",
+            "project": "string?", "profile": "dict[string]", "session_summaries": "list[#BriefEntry]",
+            "decisions": "list[#BriefEntry]",
             "breadcrumbs": "list[#BriefEntry]", "learnings": "list[#BriefEntry]",
         },
     },
@@ -82,10 +84,13 @@ CONTRACT = MappingProxyType({
             "confidence": "high|medium|low? = null",
             "importance": "integer = 5",
             "valid_until": "string? = null",
+            "source": "string? = null",
+            "metadata": "object? = null",
             "force": "boolean = false",
         },
         "output": {
-            "ref": "string", "kind": "string", "id": "integer", "record": "#Record", "refreshed": "#Likeness? = null",
+            "ref": "string", "kind": "string", "id": "integer", "record": "#Record", "redacted": "dict[integer]",
+            "refreshed": "#Likeness? = null",
         },
     },
     "memory_get": {
@@ -101,12 +106,17 @@ CONTRACT = MappingProxyType({
             "detail": "string? = null",
             "tags": "list[string]? = null",
             "importance": "integer? = null",
-            "valid_until": "string? = null",
+            "valid_until": 'string? = ""',
+            "source": "string? = null",
+            "metadata": "object? = null",
+            "project": "string? = null",
         },
         "output": {"found": "boolean", "ref": "string", "kind": "string", "id": "integer", "record": "#Record?"},
     },
     "memory_forget": {
-        "params": {"id": "integer|string", "kind": "string? = null", "table": "string? = null"},
+        "params": {
+            "id": "integer|string", "kind": "string? = null", "table": "string? = null", "project": "string? = null",
+        },
         "output": {
             "found": "boolean", "ref": "string", "kind": "string", "id": "integer", "deleted": "dict[integer]",
             "skipped_on_import": "integer", "source_path": "string?",
@@ -123,7 +133,10 @@ CONTRACT = MappingProxyType({
         },
     },
     "decision_update": {
-        "params": {"id": "integer|string", "action": "supersede|revert", "superseded_by": "integer|string? = null"},
+        "params": {
+            "id": "integer|string", "action": "supersede|revert", "superseded_by": "integer|string? = null",
+            "project": "string? = null",
+        },
         "output": {
             "found": "boolean", "ref": "string", "id": "integer", "action": "supersede|revert", "record": "#Record?",
         },
@@ -164,6 +177,14 @@ CONTRACT = MappingProxyType({
             "breadcrumbs_expired": "integer", "entities": "dict[integer]", "sessions_unconnected": "integer",
             "embeddings": "#EmbeddingStats", "keyword_index": "#KeywordIndex",
         },
+    },
+    "profile_get": {
+        "params": {"project": "string? = null"},
+        "output": {"project": "string", "profile": "dict[string]", "updated_at": "string?", "redacted": "dict[integer]"},
+    },
+    "profile_set": {
+        "params": {"key": "string", "value": "string?", "project": "string? = null"},
+        "output": {"project": "string", "profile": "dict[string]", "updated_at": "string?", "redacted": "dict[integer]"},
     },
     "find_connections": {
         "params": {"entity": "string", "project": "string? = null", "limit": "integer = 10"},
@@ -293,12 +314,12 @@ SHAPES = MappingProxyType({
 
 READ_ONLY = {
     "memory_search", "memory_hybrid_search", "memory_recall", "context_for_agent", "memory_list", "memory_get",
-    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "note_read", "note_list",
+    "loa_show", "memory_stats", "find_connections", "get_knowledge_graph", "profile_get", "note_read", "note_list",
     "memory_export",
 }  # fmt: skip
 DESTRUCTIVE = {
-    "memory_update", "memory_forget", "memory_forget_many", "memory_review", "note_write", "note_edit", "note_delete",
-    "memory_dedup",
+    "memory_update", "memory_forget", "memory_forget_many", "memory_review", "profile_set", "note_write", "note_edit",
+    "note_delete", "memory_dedup",
 }  # fmt: skip
 
 
@@ -469,8 +490,8 @@ async def test_records_are_added_read_corrected_and_forgotten(db_path: Path, min
             gone = await call(client, "memory_forget_many", tags=["scratch"], confirm=2)
             assert gone["deleted"] == {"decision": 0, "learning": 1, "breadcrumb": 1} and gone["total"] == 2
 
-            assert "breadcrumbs only" in await refused(
-                client, "memory_add", type="decision", content="x", valid_until="2d"
+            assert "cannot read the time" in await refused(
+                client, "memory_add", type="decision", content="x", valid_until="someday"
             )
             assert "importance" in await refused(
                 client, "memory_add", type="learning", content="x", importance=11
@@ -712,7 +733,8 @@ async def test_an_unknown_argument_is_refused_with_the_accepted_ones(db_path: Pa
     async with connected(db_path, FakeEmbedder()) as client:
         text = await refused(client, "memory_search", query="wal", all_projects=True)
         assert text == (
-            "memory_search does not take all_projects; it accepts: bias_type, kind, limit, project, query, table"
+            "memory_search does not take all_projects; it accepts: bias_type, kind, limit, project, query, table, "
+            "tags"
         )
         assert "take colour" in await refused(
             client, "memory_add", kind="learning", content="x", colour="red"

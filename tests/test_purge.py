@@ -46,7 +46,9 @@ def counts(store: Store) -> dict[str, int]:
 
 @pytest.fixture
 def two_projects(store: Store) -> tuple[Store, str]:
-    """Projects p (whose text holds a canary) and q, each with a session, a summary, records, vectors."""
+    """Projects p (whose text holds a canary) and q, each with a session, a summary, records, vectors
+    and a profile."""
+    from recall.store.profiles import set_value
     from recall.summary_queue import write_due_summaries
 
     canary = plain_canary()
@@ -55,6 +57,7 @@ def two_projects(store: Store) -> tuple[Store, str]:
         write_due_summaries(store)
         store.add(NewRecord(RecordKind.DECISION, f"{text} decided", project))
         store.add(NewRecord(RecordKind.BREADCRUMB, f"{text} halfway", project))
+        set_value(store, project, "notes", f"{text} from the profile")
     semantic.embed_pending(store, FakeEmbedder())
     return store, canary
 
@@ -68,7 +71,7 @@ def test_a_dry_run_counts_exactly_what_the_purge_deletes(two_projects: tuple[Sto
     assert dry.counts == real.counts
     assert real.counts == {
         "session": 1, "message": 6, "session_summary": 1, "vector": 9, "extracted record": 0, "decision": 1,
-        "learning": 0, "breadcrumb": 1, "note": 0,
+        "learning": 0, "breadcrumb": 1, "profile": 1, "note": 0,
     }  # fmt: skip
 
 
@@ -101,16 +104,27 @@ def test_older_than_goes_by_a_session_s_last_activity(store: Store) -> None:
     assert [r[0] for r in store.connection.execute("SELECT external_id FROM sessions")] == ["new"]
 
 
-def test_expired_takes_only_breadcrumbs_whose_time_has_passed(store: Store) -> None:
+def test_expired_takes_only_records_whose_time_has_passed(store: Store) -> None:
     gone = store.add(NewRecord(RecordKind.BREADCRUMB, "expired", "p", valid_until=NOW - timedelta(hours=1)))
     live = store.add(NewRecord(RecordKind.BREADCRUMB, "still live", "p", valid_until=NOW + timedelta(days=1)))
     store.add(NewRecord(RecordKind.BREADCRUMB, "never expires", "p"))
     store.add(NewRecord(RecordKind.DECISION, "a decision stays", "p"))
+    old = store.add(
+        NewRecord(RecordKind.DECISION, "a freeze that ended", "p", valid_until=NOW - timedelta(days=2))
+    )
+    store.add(
+        NewRecord(
+            RecordKind.LEARNING, "a workaround for a fixed bug", "p", valid_until=NOW - timedelta(days=1)
+        )
+    )
     store.import_transcripts([session("s", "a session stays")], project="p")
     report = purge(store, expired=True)
     assert report.counts["breadcrumb"] == 1 and report.counts["session"] == 0
+    assert report.counts["decision"] == 1 and report.counts["learning"] == 1
     assert store.get(RecordKind.BREADCRUMB, gone) is None and store.get(RecordKind.BREADCRUMB, live)
+    assert store.get(RecordKind.DECISION, old) is None
     assert counts(store)["decisions"] == 1 and counts(store)["sessions"] == 1
+    assert counts(store)["learnings"] == 0
 
 
 @pytest.mark.parametrize(

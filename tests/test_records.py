@@ -76,9 +76,19 @@ def test_stored_tags_are_normalised(store: Store) -> None:
         ({"importance": 11}, "importance"),
         ({"importance": 0}, "importance"),
         ({"confidence": "sure"}, "confidence"),
-        ({"valid_until": datetime(2030, 1, 1, tzinfo=UTC)}, "breadcrumbs only"),
+        ({"metadata": {"note": "x" * 5000}}, "over 4,096 bytes"),
+        ({"metadata": ["not", "an", "object"]}, "JSON object"),
+        ({"source": "s" * 5000}, "source is over"),
     ],
-    ids=["empty", "importance-high", "importance-low", "confidence", "valid-until-on-decision"],
+    ids=[
+        "empty",
+        "importance-high",
+        "importance-low",
+        "confidence",
+        "metadata-too-big",
+        "metadata-list",
+        "source-too-big",
+    ],
 )
 def test_invalid_input_is_refused_with_a_message(store: Store, kwargs: dict, message: str) -> None:
     values = {"kind": RecordKind.DECISION, "content": "ok", "project": "p", **kwargs}
@@ -155,7 +165,7 @@ def test_parse_kind_accepts_plurals_and_names_valid_kinds() -> None:
     assert parse_kind("breadcrumbs") is RecordKind.BREADCRUMB
     assert parse_kind("Session-Summary") is RecordKind.SESSION_SUMMARY
     with pytest.raises(InvalidInput, match="use one of: decision"):
-        parse_kind("note")
+        parse_kind("memo")
 
 
 def test_parse_when_reads_dates_and_spans() -> None:

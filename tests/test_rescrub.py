@@ -41,6 +41,7 @@ def stored_under_old_rules(
 ) -> tuple[Store, str, dict[str, int]]:
     """Rows written while the scrubber knew nothing (as an older rule set missed a kind), then the
     current scrubber back in place. Returns the store, the secret and the ids of interest."""
+    from recall.store.profiles import set_value
     from recall.summary_queue import write_due_summaries
 
     secret = aws_key_id()
@@ -61,6 +62,7 @@ def stored_under_old_rules(
             ),
             "clean": store.add(NewRecord(RecordKind.LEARNING, "nothing secret here", "p")),
         }
+        set_value(store, "p", "build", f"AWS_ACCESS_KEY_ID={secret} make")
     semantic.embed_pending(store, FakeEmbedder())
     return store, secret, ids
 
@@ -77,7 +79,8 @@ def test_rows_stored_under_older_rules_are_scrubbed_and_the_old_text_leaves_the_
     report = rescrub(store, progress=lambda done, total: seen.append((done, total)))
 
     assert report.rewritten == {
-        "session": 1, "message": 2, "decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1, "note": 0,
+        "session": 1, "message": 2, "decision": 1, "learning": 0, "breadcrumb": 0, "session_summary": 1,
+        "profile": 1, "note": 0,
     }  # fmt: skip
     assert report.checked["message"] == 2 and report.checked["learning"] == 1
     assert report.redactions["aws-access-key-id"] >= 5

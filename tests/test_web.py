@@ -144,6 +144,8 @@ def test_stored_html_is_shown_as_text_on_every_page(client: TestClient, data: We
     assert "hostile &lt;script&gt;" in client.get("/").text
     assert "please render &lt;script&gt;" in client.get(pages["search"]).text
     assert "&lt;img src=x onerror=&#34;window.__xss" in client.get("/decisions").text
+    row = client.get(pages["decision"]).text
+    assert "<dt>source</dt><dd>ticket &lt;script&gt;" in row and "<code>ticket</code>: WEB-7" in row
 
 
 def test_health_shows_doctor_and_counts_and_checks_again_when_its_report_is_old(

@@ -32,8 +32,9 @@ def build(memory: Memory) -> WebData:
     )
     postgres = memory.add("decision", "Use Postgres in production", project="spotter")
     tagged = memory.add(
-        "decision", "Escape everything a page shows", project="spotter", tags=[IMAGE, "safety"]
-    )
+        "decision", "Escape everything a page shows", project="spotter", tags=[IMAGE, "safety"],
+        source=f"ticket {SCRIPT}", metadata={"reviewer": IMAGE, "ticket": "WEB-7"},
+    )  # fmt: skip
     memory.add("breadcrumb", "halfway through the phoenix upgrade", project="spotter")
     dumped = memory.dump(
         title=f"hostile {SCRIPT} title",

@@ -64,7 +64,9 @@ def forget(
 
 @click.command()
 @click.option("--project", help="Everything of this project.")
-@click.option("--expired", is_flag=True, help="Only breadcrumbs whose valid-until has passed.")
+@click.option(
+    "--expired", is_flag=True, help="Only decisions, learnings and breadcrumbs whose valid-until has passed."
+)
 @click.option(
     "--older-than", type=click.FloatRange(min=1), metavar="DAYS", help="Sessions and records older."
 )
@@ -80,7 +82,7 @@ def purge(
     as_json: bool,
 ) -> None:
     """Delete a whole scope (a project, everything older than DAYS, or both; every project unless
-    --project), or the expired breadcrumbs, then compact the file. Purged sessions are not imported
+    --project), or the expired records, then compact the file. Purged sessions are not imported
     again."""
     report = app.memory.purge(project=project, expired=expired, older_than_days=older_than, dry_run=dry_run)
     emit_json(report.to_dict()) if as_json else click.echo(report.message)

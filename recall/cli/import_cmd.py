@@ -44,6 +44,14 @@ from recall.sources import DUMP_SOURCES, READ_HOSTS
     show_default=True,
     help="--watch: seconds between checks while files change (it backs off to 30 s when idle).",
 )
+@click.option(
+    "--embed-budget",
+    type=click.FloatRange(0, None),
+    default=None,
+    metavar="SECONDS",
+    help="Seconds to spend embedding after the import; 0 embeds nothing now (`recall embed` or the "
+    "next meaning search does). Default: [import] embed_budget in ~/.recall/config.toml, else 5.",
+)
 @json_option
 @pass_app
 def import_(
@@ -60,6 +68,7 @@ def import_(
     demo_if_empty: bool,
     watch: bool,
     interval: float,
+    embed_budget: float | None,
     as_json: bool,
 ) -> None:
     """Import Claude Code, Cursor, Codex, OpenCode, Pi and Gemini CLI sessions; only what is new.
@@ -96,6 +105,7 @@ def import_(
             tool_text_cap=tool_text_cap,
             include_thinking=thinking,
             progress=progress,
+            embed_budget_seconds=embed_budget,
         )
 
     from recall.demo import demo_dir

@@ -37,15 +37,27 @@ if TYPE_CHECKING:
     metavar="NAME",
     help="HTTP: also answer requests addressed to this DNS name (repeatable).",
 )
+@click.option(
+    "--project",
+    help="Bind the server to this project (default: RECALL_PROJECT): it changes or forgets another "
+    "project's rows only when a call says project='*'.",
+)
 @pass_app
 @click.pass_context
 def mcp(
-    ctx: click.Context, app: AppContext, use_http: bool, host: str, port: int, allowed: tuple[str, ...]
+    ctx: click.Context,
+    app: AppContext,
+    use_http: bool,
+    host: str,
+    port: int,
+    allowed: tuple[str, ...],
+    project: str | None,
 ) -> None:
     """Serve recall's memory tools over MCP (stdio unless --http).
 
     Claude Code: `claude mcp add recall -- recall mcp`. With --http, any address but 127.0.0.1, ::1
-    or localhost needs a bearer token of at least 32 characters in RECALL_TOKEN.
+    or localhost needs a bearer token of at least 32 characters in RECALL_TOKEN. A server given a
+    project (--project or RECALL_PROJECT) is bound to it.
     """
     if not use_http and any(
         ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
@@ -56,8 +68,10 @@ def mcp(
     if use_http:
         check_token(host, token)
     from recall.mcp_server import create_server
+    from recall.project import pinned_project
 
-    server = create_server(app.memory)
+    bound = pinned_project(project)
+    server = create_server(app.memory.bind(bound) if bound else app.memory)
     if use_http:
         serve_http(server, host, port, token, allowed)
     else:

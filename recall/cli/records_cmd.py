@@ -1,4 +1,5 @@
-"""`recall add`, `show`, `list`, `decision ...`: the typed records, named ``kind#id`` (forgetting: erase_cmd)."""
+"""`recall add`, `update`, `show`, `list`, `decision ...`: the typed records, named ``kind#id``
+(forgetting: erase_cmd)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,12 @@ PREVIEW_CHARS = 160
 @click.option("--confidence", type=click.Choice(["high", "medium", "low"]), help="Decisions and learnings.")
 @click.option("--importance", type=click.IntRange(1, 10), default=5, show_default=True)
 @click.option(
-    "--valid-until", help="Breadcrumbs: when it expires (2026-12-31, 2026-12-31T18:00, 8h, 3d, 1w)."
+    "--valid-until",
+    help="When it expires and leaves search and the briefs (2026-12-31, 2026-12-31T18:00, 8h, 3d, 1w).",
+)
+@click.option("--source", help="Where it came from, in your words: a URL, a ticket, a document.")
+@click.option(
+    "--metadata", help='A small JSON object kept with it (at most 4 KB), e.g. \'{"ticket": "ENG-12"}\'.'
 )
 @click.option("--force", is_flag=True, help="Add it even when a live record already says the same.")
 @json_option
@@ -37,6 +43,8 @@ def add(
     confidence: str | None,
     importance: int,
     valid_until: str | None,
+    source: str | None,
+    metadata: str | None,
     force: bool,
     as_json: bool,
 ) -> None:
@@ -53,17 +61,71 @@ def add(
         confidence=confidence,
         importance=importance,
         valid_until=valid_until,
+        source=source,
+        metadata=metadata,
         force=force,
     )
+    _written(record, as_json)
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--content", help="New text.")
+@click.option("--detail", help="New reasoning or background; an empty string clears it.")
+@click.option("--tags", help="Comma-separated tags that replace the old ones.")
+@click.option("--confidence", type=click.Choice(["high", "medium", "low"]), help="Decisions and learnings.")
+@click.option("--importance", type=click.IntRange(1, 10))
+@click.option("--valid-until", help="New expiry (2026-12-31, 8h, 3d); `none` removes it.")
+@click.option("--source", help="Where it came from; an empty string clears it.")
+@click.option("--metadata", help="A JSON object that replaces the old metadata (at most 4 KB).")
+@project_option
+@json_option
+@pass_app
+def update(
+    app: AppContext,
+    ref: str,
+    content: str | None,
+    detail: str | None,
+    tags: str | None,
+    confidence: str | None,
+    importance: int | None,
+    valid_until: str | None,
+    source: str | None,
+    metadata: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Correct a decision, learning or breadcrumb in place (REF: decision#3); only the options given change."""
+    record = app.memory.update(
+        ref,
+        content=content,
+        detail=detail,
+        tags=tags,
+        confidence=confidence,
+        importance=importance,
+        valid_until=valid_until,
+        source=source,
+        metadata=metadata,
+        project=project,
+    )
+    _written(record, as_json)
+
+
+def _written(record: Record, as_json: bool) -> None:
+    """The ref on stdout (scripts read it); what the scrubber took out on stderr, so no one is surprised."""
     if as_json:
         emit_json(record.to_dict())
-    elif record.refreshed is not None:
+        return
+    if record.refreshed is not None:
         click.echo(
             f"{record.ref} refreshed: it already says this ({_alike(record.refreshed)}); --force adds anyway"
         )
         click.echo(f"  {record.data['content'][:PREVIEW_CHARS]}")
     else:
         click.echo(record.ref)
+    if record.redacted:
+        found = ", ".join(f"{count} {kind}" for kind, count in record.redacted.items())
+        click.echo(f"redacted before storing: {found}", err=True)
 
 
 def _alike(likeness: Mapping[str, Any]) -> str:
@@ -126,7 +188,10 @@ def show(app: AppContext, ref: str, row_id: str | None, as_json: bool) -> None:
 @click.argument("kinds", nargs=-1)
 @project_option
 @click.option("--all-projects", is_flag=True, help="Every project.")
-@click.option("--status", help="Decisions: active, superseded, reverted; breadcrumbs: live, expired.")
+@click.option(
+    "--status",
+    help="Decisions: active, superseded, reverted; decisions, learnings, breadcrumbs: live, expired.",
+)
 @click.option("--provenance", help="verbatim, user_authored, extracted or derived.")
 @click.option("--tag", "tags", multiple=True, help="Only rows with this tag (repeat: all must match).")
 @click.option("--since", help="Only rows since this date (2026-11-01) or span back (7d).")
@@ -220,4 +285,4 @@ def revert(app: AppContext, decision_ref: str, as_json: bool) -> None:
         click.echo(f"{record.ref} reverted")
 
 
-COMMANDS = [add, show, list_, decision, dedup]
+COMMANDS = [add, update, show, list_, decision, dedup]

@@ -21,6 +21,7 @@ from recall.cli.context import AppContext, emit_json, json_option, pass_app, pro
     help="Only this kind: decision, learning, breadcrumb, session_summary, message, note.",
 )
 @click.option("--bias", help="Prefer this kind, without excluding others.")
+@click.option("--tag", "tags", multiple=True, help="Only records with this tag (repeat: all must match).")
 @click.option("--limit", type=click.IntRange(1, 500), default=10, show_default=True)
 @click.option(
     "--min-score", type=click.FloatRange(0, 1), default=0.0, help="Hybrid/semantic: drop weaker hits."
@@ -35,6 +36,7 @@ def search(
     all_projects: bool,
     kind: str | None,
     bias: str | None,
+    tags: tuple[str, ...],
     limit: int,
     min_score: float,
     as_json: bool,
@@ -54,6 +56,7 @@ def search(
         bias=bias,
         limit=limit,
         min_score=min_score,
+        tags=tags,
     )
     if as_json:
         emit_json(found.to_dict())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from recall.models import RecordKind
+from recall.rowkinds import RecordKind
 
 RULE_VERSIONS: dict[str, int] = {
     "plan": 1,  # unfinished items of the agent's own plan (TodoWrite, tasks, update_plan, Cursor todos)

@@ -12,7 +12,7 @@ import re
 from recall.extract.candidate import Candidate
 from recall.extract.session import SessionView, Turn
 from recall.extract.text import clip, content_words, is_question, lines, sentences, truncate
-from recall.models import RecordKind
+from recall.rowkinds import RecordKind
 
 _STATIVE = (
     r"(?:know|think|worry|see|understand|have|need|want|care|get|mind|remember|like|mean|believe|bother)"

@@ -14,7 +14,7 @@ from pathlib import PurePath
 from recall.extract.candidate import Candidate
 from recall.extract.session import SessionView, Turn
 from recall.extract.text import clip, content_words, has_code_token, lines, sentences
-from recall.models import RecordKind
+from recall.rowkinds import RecordKind
 
 SHELL_TOOLS = frozenset(
     {"bash", "shell", "exec_command", "local_shell", "run_terminal_cmd", "terminal", "shell_command",

@@ -14,7 +14,7 @@ from pathlib import PurePath
 from recall.extract.candidate import Candidate
 from recall.extract.session import SessionView, Turn
 from recall.extract.text import clip, content_words
-from recall.models import RecordKind
+from recall.rowkinds import RecordKind
 
 MAX_LINES_PER_EDIT = 6
 _IMPERATIVE = re.compile(

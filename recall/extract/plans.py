@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from recall.extract.candidate import Candidate, Closure, breadcrumb_expiry
 from recall.extract.session import SessionView, Turn
 from recall.extract.text import clip, word_set
-from recall.models import RecordKind
+from recall.rowkinds import RecordKind
 
 MAX_OPEN_ITEMS = 10
 CONFIDENCE = 0.85

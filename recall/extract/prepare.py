@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from recall.extract.candidate import Candidate
 from recall.extract.text import NEAR_DUPLICATE, fingerprint, similarity, word_set
-from recall.models import TABLE_NAMES, RecordKind
+from recall.rowkinds import TABLE_NAMES, RecordKind
 from recall.store.extracted import ExtractedRecord
 from recall.store.writer import to_db_time, utc_now
 
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from recall.store import Store
 
 _LIVE = {
-    RecordKind.DECISION: "status = 'active'",
+    RecordKind.DECISION: "status = 'active' AND (valid_until IS NULL OR valid_until > :now)",
     RecordKind.BREADCRUMB: "(valid_until IS NULL OR valid_until > :now)",
-    RecordKind.LEARNING: "1",
+    RecordKind.LEARNING: "(valid_until IS NULL OR valid_until > :now)",
 }
 
 

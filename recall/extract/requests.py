@@ -11,7 +11,7 @@ import re
 from recall.extract.candidate import Candidate, breadcrumb_expiry
 from recall.extract.session import SessionView, Turn
 from recall.extract.text import clip, content_words, lines, prose, sentences
-from recall.models import RecordKind
+from recall.rowkinds import RecordKind
 
 MAX_STEPS = 5
 _TRIVIAL = re.compile(

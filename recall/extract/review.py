@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.extract.text import clip
 from recall.kinds import TYPED, Ref
-from recall.models import KIND_BY_CODE, TABLE_NAMES, RecordKind
+from recall.rowkinds import KIND_BY_CODE, TABLE_NAMES, RecordKind
 
 if TYPE_CHECKING:
     from recall.store import Store

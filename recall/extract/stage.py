@@ -29,7 +29,7 @@ from recall.extract.prepare import prepare
 from recall.extract.requests import next_steps, unanswered_request
 from recall.extract.session import SessionView, load_session
 from recall.extract.text import fingerprint
-from recall.models import RecordKind
+from recall.rowkinds import RecordKind
 from recall.store.extracted import ExtractionBatch, ExtractionOutcome
 
 if TYPE_CHECKING:

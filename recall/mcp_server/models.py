@@ -71,8 +71,20 @@ class Added(BaseModel):
     kind: str
     id: int
     record: Record
+    redacted: dict[str, int] = Field(description="secrets the scrubber replaced before storing, per kind")
     refreshed: Likeness | None = Field(
         default=None, description="set when an existing record already said this and was refreshed instead"
+    )
+
+
+class ProfileOut(BaseModel):
+    project: str
+    profile: dict[str, str] = Field(
+        description="key → value: stack, conventions, build, test, lint, people, ..."
+    )
+    updated_at: str | None = Field(description="when a value last changed; null when there is no profile")
+    redacted: dict[str, int] = Field(
+        description="secrets the scrubber replaced in the value just set, per kind"
     )
 
 
@@ -143,6 +155,7 @@ class BriefEntry(BaseModel):
 
 class Recalled(BaseModel):
     project: str | None
+    profile: dict[str, str] = Field(description="the project's profile: stack, conventions, commands, people")
     session_summaries: list[BriefEntry]
     decisions: list[BriefEntry]
     breadcrumbs: list[BriefEntry]

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from recall.brief import BriefItem
     from recall.memory import Memory
+    from recall.profile import Profile
     from recall.results import Hit, Record
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -64,6 +65,16 @@ IdArg = Annotated[
     int | str, Field(description="The row's id (give kind too), or its ref such as 'decision#3'.")
 ]
 Limit = Annotated[int, Field(ge=1, le=100)]
+TagsArg = Annotated[
+    list[str] | None,
+    Field(description="Only decisions, learnings and breadcrumbs carrying ALL of these tags."),
+]
+ChangeProjectArg = Annotated[
+    str | None,
+    Field(
+        description="The row's project; '*' lets a server bound to one project change another project's rows."
+    ),
+]
 DumpSource = Literal[DUMP_SOURCES]  # type: ignore[valid-type]  # every host recall reads, grok, jcode, omp, mcp
 
 
@@ -140,6 +151,7 @@ def memory_search(
     table: TableArg = None,
     bias_type: Annotated[str | None, Field(description="Prefer this kind without excluding others.")] = None,
     limit: Limit = 10,
+    tags: TagsArg = None,
 ) -> Annotated[CallToolResult, out.SearchResult]:
     """Find stored memory by keywords: decisions, learnings, breadcrumbs, session summaries and past \
 messages. Use it when you know words the memory would contain (a file or function name, an error \
@@ -149,7 +161,7 @@ memory_hybrid_search; to brief a subagent use context_for_agent; at session star
     with errors():
         found = memory(ctx).search(
             query, mode="keyword", project=project, kind=one_of(kind=kind, table=table), bias=bias_type,
-            limit=limit, retry_as_hybrid=True,
+            limit=limit, retry_as_hybrid=True, tags=tags,
         )  # fmt: skip
     result = out.SearchResult(
         query=found.query,
@@ -167,6 +179,7 @@ def memory_hybrid_search(
     project: ProjectArg = None,
     limit: Limit = 10,
     min_score: Annotated[float, Field(ge=0, le=1, description="Drop results scoring below this.")] = 0,
+    tags: TagsArg = None,
 ) -> Annotated[CallToolResult, out.SearchResult]:
     """Find memory by meaning and keywords together. Scores run from 0 to 1 relative to this \
 query's best matches (1: the best keyword and the best meaning match); each hit's cosine is its \
@@ -174,7 +187,9 @@ absolute similarity. Use it for questions in your own words ("how do we handle r
 memory_search finds nothing. Raise min_score (e.g. 0.5) to keep only the stronger matches. For exact \
 terms and kind filters use memory_search."""
     with errors():
-        found = memory(ctx).search(query, mode="hybrid", project=project, limit=limit, min_score=min_score)
+        found = memory(ctx).search(
+            query, mode="hybrid", project=project, limit=limit, min_score=min_score, tags=tags
+        )
     result = out.SearchResult(
         query=found.query,
         project=found.project,
@@ -190,14 +205,15 @@ def memory_recall(
     project: ProjectArg = None,
     limit: Annotated[int, Field(ge=1, le=50, description="Records per group.")] = 5,
 ) -> Annotated[CallToolResult, out.Recalled]:
-    """Catch up at the start of a session: recent session summaries, active decisions, live \
-breadcrumbs (where work was left) and high-importance learnings of this project, each group newest \
-first. Call it once before starting work. For something specific use memory_search; to brief a \
+    """Catch up at the start of a session: the project's profile, recent session summaries, active \
+decisions, live breadcrumbs (where work was left) and high-importance learnings of this project, \
+each group newest first. Call it once before starting work. For something specific use memory_search; to brief a \
 subagent use context_for_agent."""
     with errors():
         recent = memory(ctx).catch_up(project, limit=limit)
     result = out.Recalled(
         project=recent.project,
+        profile=dict(recent.profile),
         session_summaries=entries(recent.session_summaries),
         decisions=entries(recent.decisions),
         breadcrumbs=entries(recent.breadcrumbs),
@@ -242,7 +258,10 @@ def memory_list(
     ] = None,
     project: ProjectArg = None,
     status: Annotated[
-        str | None, Field(description="Decisions: active, superseded, reverted; breadcrumbs: live, expired.")
+        str | None,
+        Field(
+            description="Decisions: active, superseded, reverted; any decision, learning, breadcrumb: live, expired."
+        ),
     ] = None,
     provenance: Annotated[
         str | None, Field(description="verbatim, user_authored, extracted or derived.")
@@ -346,8 +365,15 @@ def memory_add(
     valid_until: Annotated[
         str | None,
         Field(
-            description="Breadcrumbs only: when it expires, e.g. 2026-12-31, 2026-12-31T18:00, 8h, 3d, 1w."
+            description="When it expires and leaves search and the briefs, e.g. 2026-12-31, "
+            "2026-12-31T18:00, 8h, 3d, 1w (breadcrumbs especially)."
         ),
+    ] = None,
+    source: Annotated[
+        str | None, Field(description="Where it came from: a URL, a ticket, a document (at most 4 KB).")
+    ] = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="A small JSON object kept with it (at most 4 KB).")
     ] = None,
     force: Annotated[
         bool, Field(description="Add even when a live record of the same kind already says the same.")
@@ -355,8 +381,9 @@ def memory_add(
 ) -> Annotated[CallToolResult, out.Added]:
     """Remember something for later sessions: a decision (what was settled; put the why in detail), \
 a learning (a gotcha, fix or fact that will matter again) or a breadcrumb (where work was left; set \
-valid_until so it expires). Returns the new ref; when a live record of the same kind already says \
-it, that record is refreshed instead and returned with refreshed set (force=true adds anyway). To \
+valid_until so it expires). Returns the new ref and what the scrubber redacted; when a live record of \
+the same kind already says it, that record is refreshed instead and returned with refreshed set \
+(force=true adds anyway). To \
 correct a record use memory_update, to replace a decision add the new one and supersede the old one \
 with decision_update."""
     with errors():
@@ -365,20 +392,31 @@ with decision_update."""
             raise InvalidInput("say what to remember: kind is decision, learning or breadcrumb")
         record = memory(ctx).add(
             chosen, content, project=project, detail=detail, tags=tags, confidence=confidence,
-            importance=importance, valid_until=valid_until, force=force,
+            importance=importance, valid_until=valid_until, source=source, metadata=metadata, force=force,
         )  # fmt: skip
     result = out.Added(
-        ref=str(record.ref), kind=record.kind.value, id=record.id, record=record_model(record),  # type: ignore[arg-type]
+        ref=str(record.ref),
+        kind=record.kind.value,
+        id=record.id,
+        record=record_model(record),  # type: ignore[arg-type]
+        redacted=dict(record.redacted),
         refreshed=out.Likeness.model_validate(record.refreshed) if record.refreshed is not None else None,
-    )  # fmt: skip
+    )
     if record.refreshed is None:
-        return reply(result, f"stored {record.ref} in project {record.project}")
+        return reply(result, f"stored {record.ref} in project {record.project}{redacted_text(record)}")
     alike = ", ".join(f"{key} {value}" for key, value in record.refreshed.items() if value is not None)
     text = (
         f"not added: {record.ref} in project {record.project} already says this ({alike}); it was "
         f"refreshed instead. Its content: {record.data.get('content')!r}. Pass force=true to add anyway."
     )
     return reply(result, text)
+
+
+def redacted_text(record: Record) -> str:
+    """The scrubber's work, said where the agent reads the answer (the Recall tool shape promises it)."""
+    if not record.redacted:
+        return ""
+    return "; redacted before storing: " + ", ".join(f"{n} {kind}" for kind, n in record.redacted.items())
 
 
 def memory_update(
@@ -391,12 +429,18 @@ def memory_update(
     tags: Annotated[list[str] | None, Field(description="Replaces all tags.")] = None,
     importance: Annotated[int | None, Field(ge=1, le=10)] = None,
     valid_until: Annotated[
-        str | None, Field(description="Breadcrumbs only: new expiry (ISO or 8h, 3d).")
+        str | None,
+        Field(description="New expiry (ISO or 8h, 3d); null removes it; leave it out to keep it."),
+    ] = "",
+    source: Annotated[str | None, Field(description="Where it came from; an empty string clears it.")] = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="Replaces the metadata object (at most 4 KB).")
     ] = None,
+    project: ChangeProjectArg = None,
 ) -> Annotated[CallToolResult, out.RecordResult]:
     """Correct a decision, learning or breadcrumb in place: only the fields you pass change; \
 created_at is kept, updated_at refreshed, and the record is re-indexed. Use it to fix wording, tags \
-or importance, or to extend a breadcrumb. When a decision is replaced by a new one, add the new one \
+or importance, or to extend or clear an expiry. When a decision is replaced by a new one, add the new one \
 and use decision_update so the history stays. Answers found: false when there is no such record."""
     from recall.kinds import TYPED, Ref
 
@@ -404,8 +448,10 @@ and use decision_update so the history stays. Answers found: false when there is
         ref = Ref.parse(id, one_of(kind=kind, table=table), TYPED)
         try:
             record: Record | None = memory(ctx).update(
-                ref, content=content, detail=detail, tags=tags, importance=importance, valid_until=valid_until
-            )
+                ref, content=content, detail=detail, tags=tags, importance=importance,
+                valid_until="none" if valid_until is None else valid_until or None, source=source,
+                metadata=metadata, project=project,
+            )  # fmt: skip
         except NotFound:
             record = None
     result = out.RecordResult(
@@ -424,13 +470,14 @@ def memory_forget(
         ),
     ] = None,
     table: TableArg = None,
+    project: ChangeProjectArg = None,
 ) -> Annotated[CallToolResult, out.Forgotten]:
     """Forget one row for good (no undo): a decision, learning, breadcrumb, session summary, \
 message or whole session. Its text leaves every file recall keeps, and a forgotten session or \
 message is never imported again. A decision that was replaced should be superseded with \
 decision_update instead, so its history stays. Answers found: false when there is no such row."""
     with errors():
-        report = memory(ctx).forget(id, one_of(kind=kind, table=table))
+        report = memory(ctx).forget(id, one_of(kind=kind, table=table), project=project)
     result = out.Forgotten(
         found=report.found,
         ref=report.ref,
@@ -482,6 +529,7 @@ def decision_update(
     superseded_by: Annotated[
         int | str | None, Field(description="supersede only: the id or ref of the decision that replaces it.")
     ] = None,
+    project: ChangeProjectArg = None,
 ) -> Annotated[CallToolResult, out.DecisionChanged]:
     """Move an active decision through its lifecycle: supersede it (a newer decision replaces it; \
 pass that decision's id in superseded_by) or revert it (undone, nothing replaces it). Only active \
@@ -500,9 +548,9 @@ is no such decision."""
         if api.find(ref) is None:
             record = None
         elif action == "supersede":
-            record = api.supersede(ref, by=superseded_by)
+            record = api.supersede(ref, by=superseded_by, project=project)
         else:
-            record = api.revert(ref)
+            record = api.revert(ref, project=project)
     result = out.DecisionChanged(
         found=record is not None, ref=str(ref), id=ref.id, action=action, record=record_model(record)
     )
@@ -583,9 +631,63 @@ Ask the user before rejecting or accepting on their behalf. To read one record u
             return reply(result, review_text(result))
         if not records:
             raise InvalidInput(f"name the records to {action}, e.g. records=['decision#12']")
-        done = [str(r.ref) for r in api.accept(records)] if action == "accept" else list(api.reject(records))
+        if action == "accept":
+            done = [str(r.ref) for r in api.accept(records, project=project)]
+        else:
+            done = list(api.reject(records, project=project))
     result = out.Reviewed(action=action, project=api.scope(project), records=[], done=done)
     return reply(result, f"{action}ed " + ", ".join(done))
+
+
+def profile_get(ctx: Context, project: ProjectArg = None) -> Annotated[CallToolResult, out.ProfileOut]:
+    """Read the project's profile: the page a person keeps about it (stack, conventions, the \
+build, test and lint commands, people and owners, notes). memory_recall and context_for_agent \
+already start with it; call this for the whole page. To change it use profile_set."""
+    with errors():
+        page = memory(ctx).profile(project)
+    result = profile_out(page)
+    return reply(result, page.text)
+
+
+def profile_set(
+    ctx: Context,
+    key: Annotated[
+        str,
+        Field(
+            description="stack, conventions, build, test, lint, people, owners, notes, or a short word of your own."
+        ),
+    ],
+    value: Annotated[
+        str | None, Field(description="The new value (at most 2,000 characters); null removes the key.")
+    ],
+    project: ProjectArg = None,
+) -> Annotated[CallToolResult, out.ProfileOut]:
+    """Set (or, with value null, remove) one key of the project's profile, e.g. key='test', \
+value='pytest -q'. Keep values short and current: every session brief starts with them. Ask the \
+user before changing what they wrote. For a decision or a gotcha use memory_add instead."""
+    with errors():
+        api = memory(ctx)
+        page = (
+            api.set_profile(key, value, project=project)
+            if value is not None
+            else api.unset_profile(key, project=project)
+        )
+    result = profile_out(page)
+    said = (
+        ""
+        if not page.redacted
+        else "; redacted before storing: " + ", ".join(f"{n} {kind}" for kind, n in page.redacted.items())
+    )
+    done = f"set {key}" if value is not None else f"removed {key}"
+    return reply(result, f"{done} in the profile of {page.project}{said}")
+
+
+def profile_out(page: Profile) -> out.ProfileOut:
+    data = page.to_dict()
+    return out.ProfileOut(
+        project=data["project"], profile=data["profile"], updated_at=data["updated_at"],
+        redacted=data.get("redacted", {}),
+    )  # fmt: skip
 
 
 def find_connections(
@@ -839,6 +941,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(loa_show, "Read a session summary", READ_ONLY),
     ToolSpec(memory_stats, "Memory statistics", READ_ONLY),
     ToolSpec(memory_review, "Review extracted memory", DESTRUCTIVE),
+    ToolSpec(profile_get, "Read the project's profile", READ_ONLY),
+    ToolSpec(profile_set, "Set a key of the project's profile", DESTRUCTIVE),
     ToolSpec(find_connections, "Find what memory connects to a file, symbol or command", READ_ONLY),
     ToolSpec(get_knowledge_graph, "A project's knowledge graph", READ_ONLY),
     ToolSpec(note_write, "Write a note", DESTRUCTIVE),

@@ -5,8 +5,10 @@ Decoding every base64 run would cost a pass over all text; instead the scan look
 secret-bearing text turns into when encoded. Base64 maps each 3 bytes to 4 characters, so a word
 like ``password`` appears in one of three spellings depending on where it falls, each with a
 stable middle that does not depend on its neighbours (``cGFzc3dvcm``, ``Bhc3N3b3Jk``,
-``YXNzd29yZ``). Those middles are the triggers. A hit decodes the whole run and scans the decoded
-text with the same scanner; if that finds a secret, the blob is redacted whole.
+``YXNzd29yZ``). Those middles are the triggers; each holds a character the scan engine looks
+for anyway, so they add branches to its scans rather than scans (see :mod:`.scan`). A hit
+decodes the whole run and scans the decoded text with the same scanner; if that finds a secret,
+the blob is redacted whole.
 """
 
 from __future__ import annotations
@@ -24,10 +26,6 @@ KIND = "base64-secret"
 # Words that secret-bearing text contains, in the spellings config files use.
 _WORDS = ("password", "PASSWORD", "secret", "SECRET", "token", "TOKEN", "auth", "PRIVATE", "_KEY", "_URL=")
 _MIN_MIDDLE = 4
-# First characters the scan already looks for: a middle starting elsewhere is found through its
-# first such character and checked back with a look-behind, so this layer adds branches to
-# existing scans rather than scans of its own.
-_SCANNED = frozenset("abcdghklmnpqxy")
 _RUN = re.compile(r"[A-Za-z0-9+/_-]{16,65536}={0,2}")
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 _MAX_BACK = 65536
@@ -44,15 +42,6 @@ def _middles(word: str) -> set[str]:
         if len(middle) >= _MIN_MIDDLE:
             out.add(middle)  # configs are encoded with the standard alphabet, not base64url
     return out
-
-
-def _trigger_literal(middle: str) -> tuple[str, str] | None:
-    """(literal to scan for, tail that checks the whole middle), or None if nothing is scanned."""
-    lowered = middle.lower()
-    first = next((i for i, c in enumerate(lowered) if c in _SCANNED), None)
-    if first is None:
-        return None
-    return lowered[first:], f"(?<={re.escape(lowered)})" if first else ""
 
 
 def decode_base64(run: str) -> str | None:
@@ -74,14 +63,10 @@ def decode_base64(run: str) -> str | None:
 
 def encoded_triggers(holds_secret: Callable[[str], bool]) -> tuple[Trigger, ...]:
     """Triggers for blobs, judged by ``holds_secret`` on the decoded text (the scanner itself)."""
-    spellings: dict[str, set[str]] = {}  # literal -> the exact middles it may stand for
-    tails: dict[str, set[str]] = {}
+    spellings: dict[str, set[str]] = {}  # lowercased middle -> the exact middles it stands for
     for word in _WORDS:
         for middle in _middles(word):
-            found = _trigger_literal(middle)
-            if found is not None:
-                spellings.setdefault(found[0], set()).add(middle)
-                tails.setdefault(found[0], set()).add(found[1])
+            spellings.setdefault(middle.lower(), set()).add(middle)
 
     def handle(text: str, lowered: str, position: int, literal: str, out: list[Finding]) -> None:
         end = position + len(literal)
@@ -100,10 +85,7 @@ def encoded_triggers(holds_secret: Callable[[str], bool]) -> tuple[Trigger, ...]
             out.append(Finding(start, run.end(), KIND, CONTEXT))
 
     handler: Handler = handle
-    return tuple(
-        Trigger(literal, handler, f"(?:{'|'.join(sorted(tails[literal]))})[a-z0-9+/_-]")
-        for literal in spellings
-    )
+    return tuple(Trigger(literal, handler, "[a-z0-9+/_-]") for literal in spellings)
 
 
 ENCODED_KINDS: frozenset[str] = frozenset((KIND,))

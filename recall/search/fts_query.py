@@ -177,6 +177,25 @@ def build_match(query: str) -> str | None:
     return " OR ".join(unique)
 
 
+def match_terms(query: str) -> list[tuple[tuple[str, ...], bool]]:
+    """The terms ``build_match`` puts in the expression, as (lower-case pieces, is a prefix).
+
+    Re-scoring (``project_bm25``) needs the same terms bm25 summed over, not the expression text.
+    """
+    items = _lex(query)
+    terms = [item for item in items if isinstance(item, _Term)]
+    if not any(isinstance(item, str) for item in items):
+        content_terms = [t for t in terms if t.prefix or len(t.pieces) > 1 or t.pieces[0] not in STOP_WORDS]
+        terms = content_terms or terms
+    unique = {t.render(): t for t in terms}
+    return [(t.pieces, t.prefix) for t in unique.values()]
+
+
+def render_term(pieces: tuple[str, ...], prefix: bool) -> str:
+    """One term as ``build_match`` writes it (quoted, so it can never be syntax)."""
+    return _Term(pieces, prefix).render()
+
+
 def _lex(query: str) -> list[_Term | str]:
     items: list[_Term | str] = []
     for match in _LEXER.finditer(query.replace("\x00", " ")):

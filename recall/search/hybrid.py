@@ -21,11 +21,12 @@ match each get full credit for their part); the raw parts travel with every hit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
+from recall.rowkinds import KIND_CODES, RecordKind, index_rowid, split_rowid
+from recall.search.folding import fold_summaries
 from recall.search.query import clean_query
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ CARRY = 0.7  # share of a keyword match's score the next turn inherits (CARRY**2
 CARRY_TURNS = 2  # as far back as neighbours.MIX_WEIGHTS reaches
 SESSION_WEIGHT = 0.3  # share of the session's best fused score each of its messages gains
 BIAS_CAP = 1.0
+FOLD_SPARE = 10  # keyword mode asks for this many more, to fill the places folded summaries free
 
 _MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]
 
@@ -60,18 +62,45 @@ def search(
     embedder: Embedder | None = None,
     keyword_weight: float | None = None,
     session_weight: float | None = None,
+    leave_out: Collection[int] = (),
+    tags: Sequence[str] = (),
 ) -> list[Hit]:
-    """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid."""
+    """Ranked hits with their parts (keyword rank and score, cosine) filled in; any query is valid.
+
+    ``leave_out`` (index rowids) are searched as if they were not stored: ``recall eval`` asks with a
+    row's own words and must not find that row, nor let it lift its neighbours. ``tags`` keeps to the
+    decisions, learnings and breadcrumbs carrying every one of them.
+    """
     query = clean_query(query)
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
     if not 0.0 <= min_score <= 1.0:
         raise InvalidInput("min_score must lie between 0 and 1")
+    from recall.search.filters import expired_among, tagged_rowids
     from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
 
+    only: set[int] | None = None
+    if tags:
+        with store.reading() as conn:
+            only = tagged_rowids(conn, tags, project=project, table=table)
+        if not only:
+            return []
     if mode == "keyword":
         with store.reading() as conn:
-            return keyword_search(conn, query, project=project, table=table, bias=bias, limit=limit)
+            found = keyword_search(
+                conn,
+                query,
+                project=project,
+                table=table,
+                bias=bias,
+                limit=limit + FOLD_SPARE + len(leave_out),
+                only=only,
+            )
+        if leave_out:
+            found = [
+                hit for hit in found if index_rowid(KIND_CODES[RecordKind(hit.kind)], hit.id) not in leave_out
+            ]
+        return fold_summaries(found, limit)
     if not query.strip() or limit <= 0:
         return []
     from recall.search.semantic import semantic_candidates
@@ -82,11 +111,19 @@ def search(
     depth = max(CANDIDATE_DEPTH, limit)
     with store.reading() as conn:
         cosines, query_vector, index = semantic_candidates(
-            store, embedder, query, project=project, table=table, depth=depth
+            store, embedder, query, project=project, table=table, depth=depth, only=only
         )
+        for rowid in leave_out:
+            cosines.pop(rowid, None)
         keyword: dict[int, float] = {}
         if mode == "hybrid":
-            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth)
+            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
+            for rowid in leave_out:
+                keyword.pop(rowid, None)
+        gone = expired_among(conn, keyword.keys() | cosines.keys())  # out before scores are stretched
+        cosines = {rowid: cosine for rowid, cosine in cosines.items() if rowid not in gone}
+        keyword = {rowid: score for rowid, score in keyword.items() if rowid not in gone}
+        if mode == "hybrid":
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
             missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
@@ -109,7 +146,7 @@ def search(
     ranked = rank(hits, bias=bias, limit=len(hits), cap=BIAS_CAP)
     # A score of 0 is the weakest candidate on both sides, or a vector pointing away from the query:
     # it is not a match, and listing it would only pad the results.
-    return [hit for hit in ranked if hit.score > 0 and hit.score >= min_score][:limit]
+    return fold_summaries((hit for hit in ranked if hit.score > 0 and hit.score >= min_score), limit)
 
 
 def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) -> dict[int, float]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall.models import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid
+from recall.rowkinds import KIND_BY_CODE, KIND_CODES, RecordKind, index_rowid, split_rowid
 from recall.store.derived import VECTOR_INDEXES
 
 if TYPE_CHECKING:
@@ -35,6 +35,10 @@ EMBED_ORIGINS = ("human", "agent", "compaction")
 BATCH_ROWS = 256
 # Below this many vectors SQLite loads the index in under a second: no snapshot file (vector_index).
 SNAPSHOT_MIN_ROWS = 50_000
+# Queued records (m0010) a meaning search embeds before it searches, newest first: a few written by
+# `recall add` since the last search cost milliseconds; a backlog left by `--embed-budget 0` is
+# worked off a batch per search, or by `recall embed`, instead of stalling one query (adr/0029).
+DUE_PER_SEARCH = 64
 
 Progress = Callable[[int, int], None]
 
@@ -186,6 +190,57 @@ def embed_one(store: Store, embedder: Embedder, kind: RecordKind, row_id: int) -
         _embed_rows(store, embedder, key, kind, rows)
 
 
+def embed_due(store: Store, embedder: Embedder, limit: int = DUE_PER_SEARCH) -> int:
+    """Embed the newest records queued in ``vectors_due`` (written while no model was loaded), so
+    the search about to run finds them by meaning. Returns how many were embedded.
+
+    An empty queue costs one indexed read. A failure to write (the lock held past its timeout, a
+    read-only file) leaves the queue as it was and the search goes on without those rows.
+    """
+    from recall.errors import RecallError
+
+    with store.reading() as conn:
+        due = conn.execute(
+            "SELECT kind_code, row_id FROM vectors_due ORDER BY seq DESC LIMIT ?", (limit,)
+        ).fetchall()
+    if not due:
+        return 0
+    wanted: dict[int, list[int]] = {}
+    for code, row_id in due:
+        wanted.setdefault(code, []).append(row_id)
+    embedded = 0
+    gone: list[tuple[int, int]] = []
+    try:
+        key = model_key(store, embedder)
+        for code, ids in wanted.items():
+            kind = KIND_BY_CODE[code]
+            rows = _rows_by_id(store, kind, ids)
+            present = {row["id"] for row in rows}
+            gone.extend((code, row_id) for row_id in ids if row_id not in present)
+            if rows:
+                _embed_rows(store, embedder, key, kind, rows)
+                embedded += len(rows)
+        if gone:
+            with store.transaction() as writer:
+                writer.clear_due(gone)
+    except RecallError as exc:
+        log.warning("queued records stay pending for embedding: %s", exc)
+    return embedded
+
+
+def _rows_by_id(store: Store, kind: RecordKind, ids: list[int]) -> list[Any]:
+    with store.reading() as conn:
+        return conn.execute(_by_id_sql(kind, len(ids)), ids).fetchall()
+
+
+def _by_id_sql(kind: RecordKind, count: int) -> str:
+    """The rows of ``kind`` with ``count`` given ids that get a vector, with their text."""
+    marks = ", ".join("?" for _ in range(count))
+    if kind is RecordKind.MESSAGE:
+        return f"{_message_sql()} AND m.id IN ({marks})"
+    return f"{_RECORD_TEXT[kind]} WHERE id IN ({marks})"
+
+
 def _embed_rows(store: Store, embedder: Embedder, key: int, kind: RecordKind, rows: list[Any]) -> None:
     from recall.search.vectors import quantize
 
@@ -205,13 +260,7 @@ def _embed_rows(store: Store, embedder: Embedder, key: int, kind: RecordKind, ro
 
 
 def _current_hashes(store: Store, kind: RecordKind, ids: list[int]) -> dict[int, str]:
-    marks = ", ".join("?" for _ in ids)
-    sql = (
-        f"{_message_sql()} AND m.id IN ({marks})"
-        if kind is RecordKind.MESSAGE
-        else f"{_RECORD_TEXT[kind]} WHERE id IN ({marks})"
-    )
-    rows = store.connection.execute(sql, ids).fetchall()
+    rows = store.connection.execute(_by_id_sql(kind, len(ids)), ids).fetchall()
     return {row["id"]: _text_hash(row["text"]) for row in rows}
 
 
@@ -294,10 +343,19 @@ def semantic_candidates(
     project: str | None,
     table: RecordKind | None,
     depth: int,
+    only: set[int] | None = None,
 ) -> tuple[dict[int, float], Any, VectorIndex]:
-    """Search index rowid (``index_rowid``) → cosine for the nearest rows, plus the query vector and index."""
+    """Search index rowid (``index_rowid``) → cosine for the nearest rows, plus the query vector and index.
+
+    Records written without the model since the last search are embedded first (``embed_due``).
+    ``only`` (a tag filter's few records) is scored exactly, row by row, instead of searched for."""
+    embed_due(store, embedder)
     index = vector_index(store, embedder)
     vector = embedder.embed_query(query)
+    if only is not None:
+        exact = index.cosines_for(vector, [split_rowid(rowid) for rowid in only])
+        nearest = sorted(exact.items(), key=lambda item: -item[1])[:depth]
+        return {index_rowid(code, row_id): cosine for (code, row_id), cosine in nearest}, vector, index
     kinds = [KIND_CODES[table]] if table else None
     found = index.search(vector, k=depth, project=project, kinds=kinds)
     return {index_rowid(code, row_id): cosine for code, row_id, cosine in found}, vector, index

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from recall.models import KIND_CODES, RecordKind
 from recall.private_files import open_private
+from recall.rowkinds import KIND_CODES, RecordKind
 from recall.search.neighbours import MIX_WEIGHTS, mix_turns
 
 if TYPE_CHECKING:

@@ -13,38 +13,35 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from enum import Enum
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from recall.config import default_db_path
 from recall.db import begin_immediate, connect, describe_sqlite_error, is_store_problem
 from recall.errors import InvalidInput, InvalidTransition, NotFound, StoreUnavailable
-from recall.models import (
-    JSON_COLUMNS,
-    TABLE_NAMES,
-    TABLES,
-    TYPED_KINDS,
-    DecisionStatus,
-    Provenance,
-    RecordKind,
-)
+from recall.rowkinds import JSON_COLUMNS, TABLE_NAMES, TYPED_KINDS, DecisionStatus, Provenance, RecordKind
 from recall.store.entities import connect_record
 from recall.store.records import NewRecord, RecordChanges, change_values, record_values
-from recall.store.writer import Writer, to_db_time
+from recall.store.writer import Writer
 
 if TYPE_CHECKING:
-    from sqlmodel import SQLModel
-
     from recall.store.extracted import ExtractionBatch, ExtractionOutcome
-    from recall.store.transcripts import BatchOutcome, SourceStamp
+    from recall.store.transcripts import BatchOutcome, Ready, SourceStamp
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
 
-__all__ = ["NewRecord", "RecordChanges", "Store"]
+__all__ = ["NewRecord", "RecordChanges", "Store", "Written"]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A record just written, and the secrets the scrubber took out of it (kind → count)."""
+
+    id: int
+    redacted: dict[str, int]
 
 
 class Store:
@@ -121,13 +118,18 @@ class Store:
 
     def add(self, new: NewRecord) -> int:
         """Add a decision, learning or breadcrumb written by a person or an agent (user_authored)."""
+        return self.add_record(new).id
+
+    def add_record(self, new: NewRecord) -> Written:
+        """``add``, also saying what the scrubber redacted on the way in (the caller is told)."""
         if new.kind not in TYPED_KINDS:
             raise InvalidInput(f"{new.kind.value} records cannot be added directly")
         values = record_values(new)
         with self.transaction() as writer:
             row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
             connect_record(self._conn, writer, new.kind, row_id)
-        return row_id
+            redacted = dict(writer.redactions)
+        return Written(row_id, redacted)
 
     def get(self, kind: RecordKind, row_id: int) -> dict[str, Any] | None:
         """The row as JSON-ready data, with its kind; ``None`` when there is no such row.
@@ -154,6 +156,11 @@ class Store:
 
     def update(self, kind: RecordKind, row_id: int, changes: RecordChanges) -> dict[str, Any]:
         """Correct a record in place (created_at kept, updated_at refreshed, re-indexed)."""
+        self.update_record(kind, row_id, changes)
+        return self.require(kind, row_id)
+
+    def update_record(self, kind: RecordKind, row_id: int, changes: RecordChanges) -> Written:
+        """``update``, also saying what the scrubber redacted from the new values."""
         if kind not in TYPED_KINDS:
             raise InvalidInput(
                 f"{kind.value} rows are not edited by hand; only decisions, learnings, breadcrumbs"
@@ -163,7 +170,8 @@ class Store:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
             connect_record(self._conn, writer, kind, row_id)
-        return self.require(kind, row_id)
+            redacted = dict(writer.redactions)
+        return Written(row_id, redacted)
 
     # -- transcripts ---------------------------------------------------------------------------
 
@@ -175,12 +183,20 @@ class Store:
         expect_host: str | None = None,
         source: SourceStamp | None = None,
         dry_run: bool = False,
+        ready: Sequence[Ready] | None = None,
     ) -> BatchOutcome:
-        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts)."""
+        """Store sessions and messages verbatim, in short transactions (recall.store.transcripts);
+        ``ready`` holds rows cleaned ahead for each transcript (``transcripts.preclean``)."""
         from recall.store.transcripts import import_transcripts
 
         return import_transcripts(
-            self, transcripts, project=project, expect_host=expect_host, source=source, dry_run=dry_run
+            self,
+            transcripts,
+            project=project,
+            expect_host=expect_host,
+            source=source,
+            dry_run=dry_run,
+            ready=ready,
         )
 
     def stamp_source(self, source: SourceStamp, *, sessions: int, messages: int) -> None:
@@ -319,21 +335,18 @@ class Store:
 
 
 def row_to_dict(kind: RecordKind, row: sqlite3.Row) -> dict[str, Any]:
-    """Validate a row against its SQLModel class and return JSON-ready data tagged with its kind."""
-    return validated_row(TABLES[kind], row, kind.value)
+    """JSON-ready data of a row, tagged with its kind."""
+    return plain_row(row, kind.value)
 
 
-def validated_row(model: type[SQLModel], row: sqlite3.Row, kind: str) -> dict[str, Any]:
-    """Check a row against its model and return plain data, every time in the one stored format."""
+def plain_row(row: sqlite3.Row, kind: str) -> dict[str, Any]:
+    """A row as plain data: the writer stores every value in its one format already (times by
+    ``to_db_time``, enums as their values), so only JSON columns are parsed. The SQLModel classes
+    (recall.models) describe the same shape; tests/test_row_shape.py checks every kind against them,
+    and no read pays for importing SQLModel (adr/0030)."""
     data = dict(row)
     for column in JSON_COLUMNS:
         if isinstance(data.get(column), str):
             data[column] = json.loads(data[column])
-    out = model.model_validate(data).model_dump()
-    for key, value in out.items():
-        if isinstance(value, datetime):
-            out[key] = to_db_time(value)
-        elif isinstance(value, Enum):
-            out[key] = value.value
-    out["kind"] = kind
-    return out
+    data["kind"] = kind
+    return data

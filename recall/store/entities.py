@@ -25,7 +25,7 @@ from recall.entities.paths import ProjectPaths
 from recall.entities.shell import ShellCommand
 from recall.entities.text import text_mentions
 from recall.entities.tools import call_mentions, result_mentions
-from recall.models import TABLE_NAMES, TYPED_KINDS, RecordKind
+from recall.rowkinds import TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.writer import Writer
 from recall.transcript import ToolCall, TranscriptMessage
 

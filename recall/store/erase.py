@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.project import ALL_PROJECTS
+from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.forgotten import message_digest, session_digest
 from recall.store.records import normalise_tags
 from recall.store.wipe import Wiped, wipe

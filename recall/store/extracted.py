@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
-from recall.models import KIND_CODES, TABLE_NAMES, Confidence, DecisionStatus, Provenance, RecordKind
+from recall.rowkinds import KIND_CODES, TABLE_NAMES, Confidence, DecisionStatus, Provenance, RecordKind
 from recall.store.records import check_content
 from recall.store.writer import Writer, to_db_time, utc_now
 
@@ -169,9 +169,9 @@ def _live(conn: sqlite3.Connection, record: ExtractedRecord, now: str) -> sqlite
     if record.duplicate_of is None:
         return None
     live = {
-        RecordKind.DECISION: "status = 'active'",
+        RecordKind.DECISION: "status = 'active' AND (valid_until IS NULL OR valid_until > :now)",
         RecordKind.BREADCRUMB: "(valid_until IS NULL OR valid_until > :now)",
-        RecordKind.LEARNING: "1",
+        RecordKind.LEARNING: "(valid_until IS NULL OR valid_until > :now)",
     }[record.kind]
     until = "valid_until" if record.kind is RecordKind.BREADCRUMB else "NULL AS valid_until"
     return conn.execute(

@@ -39,12 +39,13 @@ _WHEN: dict[Kind, str] = {
     Kind.MESSAGE: "coalesce(timestamp, created_at)",
 }
 _TAGGED = frozenset((Kind.DECISION, Kind.LEARNING, Kind.BREADCRUMB))
-STATUSES: dict[str, Kind] = {
-    "active": Kind.DECISION,
-    "superseded": Kind.DECISION,
-    "reverted": Kind.DECISION,
-    "live": Kind.BREADCRUMB,
-    "expired": Kind.BREADCRUMB,
+# Which kinds each status applies to: decisions have a lifecycle; every typed kind may expire.
+STATUSES: dict[str, frozenset[Kind]] = {
+    "active": frozenset({Kind.DECISION}),
+    "superseded": frozenset({Kind.DECISION}),
+    "reverted": frozenset({Kind.DECISION}),
+    "live": _TAGGED,
+    "expired": _TAGGED,
 }
 DEFAULT_KINDS: tuple[Kind, ...] = (Kind.DECISION, Kind.LEARNING, Kind.BREADCRUMB, Kind.SESSION_SUMMARY)
 
@@ -103,7 +104,7 @@ def _applicable(query: ListQuery) -> tuple[Kind, ...]:
         owner = STATUSES.get(query.status)
         if owner is None:
             raise InvalidInput(f"unknown status {query.status!r}; use one of: {', '.join(STATUSES)}")
-        kinds = _narrow(kinds, {owner}, f"status {query.status}")
+        kinds = _narrow(kinds, owner, f"status {query.status}")
     if query.tags:
         kinds = _narrow(kinds, _TAGGED, "tags")
     return kinds

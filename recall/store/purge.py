@@ -3,7 +3,7 @@
 A scope is one project, everything older than some days, or both. Sessions go with their messages,
 summaries and vectors, and are remembered by digest so that an import does not bring them back
 (adr/0014); a session's age is its last activity. Records go by their own creation time.
-``expired`` keeps to breadcrumbs whose ``valid_until`` has passed. A dry run does the same work and
+``expired`` keeps to the decisions, learnings and breadcrumbs whose ``valid_until`` has passed. A dry run does the same work and
 rolls it back, so its counts are exactly what a real run deletes.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.models import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.project import ALL_PROJECTS
+from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.erase import delete_sessions
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import to_db_time, utc_now
@@ -83,12 +83,16 @@ def purge(
                 where, params = _scope(project, cutoff, "coalesce(ended_at, started_at, created_at)")
                 ids = [row[0] for row in conn.execute(f"SELECT id FROM sessions WHERE {where}", params)]
                 counts.update(delete_sessions(conn, writer, ids))
-            kinds = (RecordKind.BREADCRUMB,) if expired else (*TYPED_KINDS, RecordKind.NOTE)
+            kinds = TYPED_KINDS if expired else (*TYPED_KINDS, RecordKind.NOTE)
             where, params = _scope(project, cutoff, "created_at")
             if expired:
                 where += " AND valid_until IS NOT NULL AND valid_until <= ?"
                 params.append(to_db_time(utc_now()))
             _delete_records(store, kinds, where, params, counts)
+            if project and not expired and cutoff is None:  # the whole project: its profile goes too
+                counts["profile"] = conn.execute(
+                    "DELETE FROM profiles WHERE project = ?", (project,)
+                ).rowcount
             if dry_run:
                 raise _DryRun
             if not in_place:

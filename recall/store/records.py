@@ -6,18 +6,23 @@ path a write takes (adr/0001). Validation happens here, once, so the CLI and MCP
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from recall.errors import InvalidInput
-from recall.models import Confidence, RecordKind
+from recall.rowkinds import Confidence, RecordKind
 
 MAX_CONTENT_CHARS = 20_000
 _REDACTION = re.compile(r"\[redacted:([a-z0-9_-]+)\]")
 MAX_DETAIL_CHARS = 100_000
+# The caller's own fields (adr/0026): small enough that no one keeps a document in them.
+MAX_EXTRA_BYTES = 4096
+# Words that clear an expiry: `--valid-until none` on the command line (MCP passes null).
+NO_EXPIRY = frozenset({"none", "never", "null"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +37,13 @@ class NewRecord:
     confidence: str | None = None
     importance: int = 5
     valid_until: datetime | None = None
+    source: str | None = None
+    metadata: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class RecordChanges:
-    """A correction in place; ``None`` leaves a field as it is."""
+    """A correction in place; ``None`` leaves a field as it is, ``clear_valid_until`` removes the expiry."""
 
     content: str | None = None
     detail: str | None = None
@@ -44,6 +51,9 @@ class RecordChanges:
     importance: int | None = None
     valid_until: datetime | None = None
     confidence: str | None = None
+    source: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    clear_valid_until: bool = False
 
 
 def parse_kind(value: str, allowed: Iterable[RecordKind] = tuple(RecordKind)) -> RecordKind:
@@ -100,12 +110,17 @@ def check_content(value: str, field: str = "content", limit: int = MAX_CONTENT_C
     return value.strip()
 
 
+def clears_expiry(value: str | datetime | None) -> bool:
+    """Whether ``value`` asks to remove an expiry (``none``, ``never``, ``null``) rather than set one."""
+    return isinstance(value, str) and value.strip().lower() in NO_EXPIRY
+
+
 def parse_when(value: str | datetime | None) -> datetime | None:
     """Accept ISO dates/times and relative spans (``30m``, ``2h``, ``7d``, ``2w``) for expiry."""
     if value is None or isinstance(value, datetime):
         return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
     text = value.strip()
-    if not text:
+    if not text or text.lower() in NO_EXPIRY:
         return None
     units = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
     if text[-1:].lower() in units and text[:-1].isdigit():
@@ -144,11 +159,45 @@ def record_values(new: NewRecord) -> dict[str, Any]:
         values["confidence"] = check_confidence(new.confidence)
     elif new.confidence is not None:
         raise InvalidInput("confidence applies to decisions and learnings only")
-    if new.kind is RecordKind.BREADCRUMB:
-        values["valid_until"] = parse_when(new.valid_until)
-    elif new.valid_until is not None:
-        raise InvalidInput("valid_until applies to breadcrumbs only")
+    values["valid_until"] = parse_when(new.valid_until)
+    if new.source is not None:
+        values["source"] = check_source(new.source)
+    if new.metadata is not None:
+        values["meta"] = check_metadata(new.metadata)
     return values
+
+
+def check_source(value: str) -> str | None:
+    """Where the caller says a record came from: free text, at most ``MAX_EXTRA_BYTES``; empty clears it."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"source must be text, got {type(value).__name__}")
+    text = value.strip()
+    if len(text.encode("utf-8", errors="surrogatepass")) > MAX_EXTRA_BYTES:
+        raise InvalidInput(f"source is over {MAX_EXTRA_BYTES:,} bytes; keep a link or a name, not a document")
+    return text or None
+
+
+def check_metadata(value: Mapping[str, Any] | str) -> dict[str, Any]:
+    """A small JSON object the caller keeps with a record (at most ``MAX_EXTRA_BYTES`` as JSON)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise InvalidInput(
+                f'metadata is not valid JSON ({exc}); give an object such as {{"ticket": "ENG-12"}}'
+            ) from None
+    if not isinstance(value, Mapping):
+        raise InvalidInput(
+            f'metadata must be a JSON object such as {{"ticket": "ENG-12"}}, got {type(value).__name__}'
+        )
+    try:
+        encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata must hold only JSON values: {exc}") from None
+    if len(encoded.encode("utf-8", errors="surrogatepass")) > MAX_EXTRA_BYTES:
+        raise InvalidInput(f"metadata is over {MAX_EXTRA_BYTES:,} bytes as JSON; keep a few short fields")
+    result: dict[str, Any] = json.loads(encoded)
+    return result
 
 
 def change_values(kind: RecordKind, changes: RecordChanges) -> dict[str, Any]:
@@ -167,10 +216,17 @@ def change_values(kind: RecordKind, changes: RecordChanges) -> dict[str, Any]:
         if kind not in (RecordKind.DECISION, RecordKind.LEARNING):
             raise InvalidInput("confidence applies to decisions and learnings only")
         values["confidence"] = check_confidence(changes.confidence)
-    if changes.valid_until is not None:
-        if kind is not RecordKind.BREADCRUMB:
-            raise InvalidInput("valid_until applies to breadcrumbs only")
+    if changes.clear_valid_until:
+        values["valid_until"] = None
+    elif changes.valid_until is not None:
         values["valid_until"] = parse_when(changes.valid_until)
+    if changes.source is not None:
+        values["source"] = check_source(changes.source)
+    if changes.metadata is not None:
+        values["meta"] = check_metadata(changes.metadata)
     if not values:
-        raise InvalidInput("nothing to change: give at least one of content, detail, tags, importance")
+        raise InvalidInput(
+            "nothing to change: give at least one of content, detail, tags, importance, valid_until, "
+            "source, metadata"
+        )
     return values

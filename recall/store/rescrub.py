@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from recall.models import JSON_COLUMNS
+from recall.rowkinds import JSON_COLUMNS
 from recall.scrub import scrub, scrub_value
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import TEXT_COLUMNS
@@ -34,6 +34,7 @@ KINDS = {
     "learnings": "learning",
     "breadcrumbs": "breadcrumb",
     "session_summaries": "session_summary",
+    "profiles": "profile",
     "notes": "note",
 }
 

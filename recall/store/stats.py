@@ -8,7 +8,7 @@ from typing import Any
 
 from recall.connections import entity_counts
 from recall.migrations import latest_version
-from recall.models import TABLE_NAMES, RecordKind
+from recall.rowkinds import TABLE_NAMES, RecordKind
 from recall.store.writer import to_db_time, utc_now
 
 

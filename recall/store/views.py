@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import NotFound
-from recall.models import Session
 from recall.store.records import parse_kind
 
 if TYPE_CHECKING:
@@ -25,13 +24,13 @@ def load_row(store: Store, kind_name: str, row_id: int) -> dict[str, Any]:
 
 
 def load_session(store: Store, row_id: int) -> dict[str, Any]:
-    from recall.store import validated_row
+    from recall.store import plain_row
 
     with store.reading() as conn:
         row = conn.execute("SELECT * FROM sessions WHERE id = ?", (row_id,)).fetchone()
         if row is None:
             raise NotFound(f"no session with id {row_id}")
         count = conn.execute("SELECT count(*) FROM messages WHERE session_id = ?", (row_id,)).fetchone()[0]
-    out = validated_row(Session, row, "session")
+    out = plain_row(row, "session")
     out["message_count"] = count
     return out

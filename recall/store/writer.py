@@ -24,8 +24,8 @@ from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.entities.mention import lookup_key
-from recall.models import JSON_COLUMNS, Provenance
 from recall.pathnames import printable
+from recall.rowkinds import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.caps import scrub_then_cap
 from recall.store.records import normalise_tags
@@ -35,13 +35,14 @@ from recall.transcript import Cut
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": ("title", "cwd", "git_branch", "model", "source_path", "parent_external_id"),
     "messages": ("content", "tool_name"),
-    "decisions": ("content", "detail"),
-    "learnings": ("content", "detail"),
-    "breadcrumbs": ("content", "detail"),
+    "decisions": ("content", "detail", "source"),
+    "learnings": ("content", "detail", "source"),
+    "breadcrumbs": ("content", "detail", "source"),
     "session_summaries": ("title", "content"),
     "notes": ("path", "content"),
     "entities": ("name",),  # the lookup key is derived from the scrubbed name
     "entity_links": ("detail",),
+    "profiles": ("value",),  # keys are checked words (recall.profile), never free text
 }
 # Entity names and command lines repeat across a whole import (`pytest`, `git status`): their scrub
 # is remembered.
@@ -399,6 +400,10 @@ class Writer:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(model_key, *row) for row in rows],
         )
+
+    def clear_due(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """Take rows off the embedding queue (m0010) whose row is gone: nothing is left to embed."""
+        self._conn.executemany("DELETE FROM vectors_due WHERE kind_code = ? AND row_id = ?", pairs)
 
     def drop_vectors(self) -> int:
         return self._conn.execute("DELETE FROM embeddings").rowcount

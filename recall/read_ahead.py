@@ -1,0 +1,167 @@
+"""Reading the next sources in a worker process while this one writes (adr/0033).
+
+An import of many files spends about a third of its time reading and parsing them and scrubbing
+their messages (``clean_row``), work that needs no lock and no write. A worker process does that for
+the next files while the importing process writes, connects and extracts the current one. The
+worker hands back the transcripts and, for the messages the store does not hold as they are, their
+cleaned rows (``recall.store.transcripts.preclean``); the importing process still plans, re-checks
+inside the write transaction and writes, so what is stored is what an in-process read stores.
+
+The worker is started with the ``forkserver`` (else ``spawn``) context, never ``fork``: the importing
+process holds SQLite connections and may hold threads. Whatever goes wrong in the worker (a reader
+bug, a crash, a pickling error) makes ``take`` return None for that file, and the caller reads it
+in-process, so no file is lost; after a crash no more files are sent to it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from recall.transcript import ParseReport, Transcript
+
+if TYPE_CHECKING:
+    from adapters.base import HostAdapter, ReadOptions
+    from recall.store.transcripts import Ready
+
+log = logging.getLogger(__name__)
+
+MIN_FILES = 6  # fewer files to read are read in-process: starting a worker costs ~0.3 s
+AHEAD = 3  # files read ahead at most: bounds the memory parsed files hold while they wait
+
+
+@dataclass(slots=True)
+class ReadSource:
+    """One source as the worker read it: its signature taken before reading, what it held, and the
+    rows cleaned ahead for each transcript (same order)."""
+
+    signature: tuple[int, int]
+    transcripts: list[Transcript]
+    ready: list[Ready]
+    report: ParseReport
+    cpu_seconds: float = 0.0  # what reading it cost the worker, for the import's report
+
+
+Reader = Callable[[str, Path, "ReadOptions", str], ReadSource]
+
+_DATABASE: dict[str, sqlite3.Connection] = {}  # the worker's read-only connection, per database
+
+
+def read_source(host: str, path: Path, options: ReadOptions, database: str) -> ReadSource:
+    """In the worker: read one source and clean the rows of what the store does not hold yet."""
+    from adapters import get_adapter
+    from recall.ingest import source_signature
+    from recall.store.transcripts import preclean, stored_hashes
+
+    started = time.process_time()
+    adapter = get_adapter(host)
+    signature = source_signature(adapter, path)
+    report = ParseReport()
+    transcripts = list(adapter.read(path, options, report))
+    conn = _read_only(database)
+    ready: list[Ready] = []
+    for transcript in transcripts:
+        try:
+            stored = stored_hashes(conn, transcript) if conn is not None else {}
+        except sqlite3.Error:  # busy or damaged: clean everything, the plan decides
+            stored = {}
+        ready.append(preclean(transcript, stored))
+    return ReadSource(signature, transcripts, ready, report, time.process_time() - started)
+
+
+def _read_only(database: str) -> sqlite3.Connection | None:
+    """A read-only connection to the store (never a writer: only the importing process writes)."""
+    if database not in _DATABASE:
+        try:
+            conn = sqlite3.connect(Path(database).as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.row_factory = sqlite3.Row
+        except sqlite3.Error:
+            return None
+        _DATABASE[database] = conn
+    return _DATABASE[database]
+
+
+class ReadAhead:
+    """A worker reading ``sources`` in order, at most ``AHEAD`` files before the one taken."""
+
+    def __init__(
+        self,
+        sources: Sequence[tuple[HostAdapter, Path]],
+        options: ReadOptions,
+        database: Path,
+        reader: Reader | None = None,
+    ) -> None:
+        self._waiting = deque(sources)
+        self._options = options
+        self._database = str(database)
+        self._reader = reader or read_source
+        self._futures: dict[tuple[str, Path], Future[ReadSource]] = {}
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(max_workers=1, mp_context=_context())
+        self._fill()
+
+    def take(self, adapter: HostAdapter, path: Path) -> ReadSource | None:
+        """What the worker read of ``path``; None when it was not sent or the worker failed on it."""
+        future = self._futures.pop((adapter.name, path), None)
+        if future is None:
+            return None
+        try:
+            result = future.result()
+        except BrokenProcessPool:
+            log.warning("the read-ahead worker stopped; reading the remaining files in this process")
+            self.close()
+            return None
+        except Exception:  # a reader bug, a pickling error: the caller reads the file itself
+            log.warning("read-ahead of %s failed; reading it in this process", path, exc_info=True)
+            result = None
+        self._fill()
+        return result
+
+    def _fill(self) -> None:
+        while self._pool is not None and self._waiting and len(self._futures) < AHEAD:
+            adapter, path = self._waiting.popleft()
+            try:
+                self._futures[adapter.name, path] = self._pool.submit(
+                    self._reader, adapter.name, path, self._options, self._database
+                )
+            except (BrokenProcessPool, RuntimeError):
+                self.close()
+
+    def close(self) -> None:
+        """Stop the worker; files not taken yet are read in-process by the caller."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._futures.clear()
+        self._waiting.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` where the platform has it, else ``spawn``: never ``fork`` (see the module doc)."""
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
+
+
+def eligible(sources: Sequence[tuple[HostAdapter, Path]]) -> list[tuple[HostAdapter, Path]]:
+    """The sources a worker can read: those of the registered adapters (it builds its own by name)."""
+    from adapters import HOSTS, get_adapter
+
+    return [(a, p) for a, p in sources if a.name in HOSTS and get_adapter(a.name) is a]

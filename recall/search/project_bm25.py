@@ -1,0 +1,217 @@
+"""bm25 with the statistics of the project searched, over FTS5's candidates (adr/0021).
+
+One FTS5 index holds every project (adr/0003), so FTS5's own bm25 weighs a word by how rare it is
+in the whole database. In one project's search that is the wrong scale: a name said in half of a
+project's turns is rare in the database and outweighs the words that tell its turns apart. A search
+scoped to one project therefore takes FTS5's best ``RESCORE_DEPTH`` rows (the project filter inside
+the query, as before) and scores them again with FTS5's bm25 formula, where the number of rows N
+and each term's document frequency n are the project's:
+
+- n per term: ``count(*)`` of the term inside the project, through FTS5 (phrases and prefixes as
+  the index matches them);
+- N: rows carrying the project's scope token, counted once per database change (``_ROWS``);
+- each candidate's term frequencies: the ``fts5vocab`` instance table of the index, which names
+  the stems FTS5 stored, with their column and position (phrases are consecutive positions);
+- document lengths from the index's docsize table, the mean length from its averages record.
+
+Query words are stemmed by an FTS5 table with the index's tokenizer in a private in-memory
+database, so a stem is always the index's own. Terms in more than half of the project's rows get
+FTS5's floor weight (1e-6; its idf is clamped there) and are left out: a candidate that matched
+only such terms keeps FTS5's order, a billionth of its FTS5 score (``keyword_candidates``).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from recall.search.fts_query import match_terms, render_term
+
+RESCORE_DEPTH = 100  # FTS5 candidates re-scored per search (a larger ``depth`` raises it)
+K1 = 1.2  # FTS5's bm25 constants (fts5_aux.c), so scores stay on the scale keyword mode had
+B = 0.75
+TOKENIZER = "porter unicode61 remove_diacritics 2"  # the index's (m0004_porter_index)
+COLUMN_WEIGHTS = {"content": 1.0, "detail": 0.5, "tags": 0.8, "scope": 0.0}
+
+Term = tuple[tuple[str, ...], bool]
+_ROWS: dict[tuple[str, str, int, int], int] = {}
+_local = threading.local()
+
+
+def project_scores(
+    conn: sqlite3.Connection, query: str, candidates: Iterable[int], project: str
+) -> dict[int, float]:
+    """Index rowid → bm25 with ``project``'s N and n (higher is better), for every candidate."""
+    rowids = list(candidates)
+    terms = match_terms(query)
+    if not rowids or not terms:
+        return dict.fromkeys(rowids, 0.0)
+    scope = f'scope : "p{project.encode("utf-8").hex()}"'
+    rows = project_rows(conn, scope)
+    counts = _counts(
+        conn, [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in terms]
+    )
+    # A cached N can trail the index when a connection with a reused id() reads it; no term can
+    # match more rows than the project holds, so the count is raised to what the terms show.
+    rows = max([rows, *counts])
+    weights: dict[Term, float] = {}
+    for term, matching in zip(terms, counts, strict=True):
+        idf = math.log((rows - matching + 0.5) / (matching + 0.5)) if matching else 0.0
+        if idf > 0:  # a term in more than half the rows has FTS5's floor weight: no need to count it in
+            weights[term] = idf
+    mean_length = _mean_length(conn)
+    lengths = _lengths(conn, rowids)
+    scores = dict.fromkeys(rowids, 0.0)
+    for term, frequencies in _frequencies(conn, list(weights), rowids).items():
+        idf = weights[term]
+        for rowid, freq in frequencies.items():
+            norm = K1 * (1 - B + B * lengths.get(rowid, mean_length) / mean_length)
+            scores[rowid] += idf * freq * (K1 + 1) / (freq + norm)
+    return scores
+
+
+def project_rows(conn: sqlite3.Connection, scope: str) -> int:
+    """Rows of one project in the index; counted again only after the database changed."""
+    version = conn.execute("PRAGMA data_version").fetchone()[0]
+    key = (_database(conn), scope, int(version), conn.total_changes)
+    if key not in _ROWS:
+        if len(_ROWS) > 256:
+            _ROWS.clear()
+        _ROWS[key] = _count(conn, scope)
+    return _ROWS[key]
+
+
+def _database(conn: sqlite3.Connection) -> str:
+    return str(conn.execute("PRAGMA database_list").fetchone()[2]) + f"#{id(conn)}"
+
+
+def _count(conn: sqlite3.Connection, expression: str) -> int:
+    return _counts(conn, [expression])[0]
+
+
+def _counts(conn: sqlite3.Connection, expressions: Sequence[str]) -> list[int]:
+    """Rows matching each FTS5 expression, in one statement."""
+    if not expressions:
+        return []
+    one = "(SELECT count(*) FROM search_index WHERE search_index MATCH ?)"
+    return [
+        int(n) for n in conn.execute("SELECT " + ", ".join(one for _ in expressions), expressions).fetchone()
+    ]
+
+
+def _frequencies(
+    conn: sqlite3.Connection, terms: Sequence[Term], rowids: Sequence[int]
+) -> dict[Term, dict[int, float]]:
+    """Per term: candidate rowid → column-weighted occurrences (a phrase's stems at consecutive positions)."""
+    wanted: dict[Term, list[str]] = {}
+    exact: set[str] = set()
+    ranges: set[str] = set()
+    for pieces, prefix in terms:
+        stems = [stem(piece) for piece in pieces]
+        if prefix:  # FTS5 matches the last stem as a prefix; a final y may be an i (fts_query)
+            last = pieces[-1]
+            low = last[:-1] if len(last) > 3 and last.endswith("y") else stems[-1]
+            ranges.add(low)
+            exact.update(stems[:-1])
+            stems[-1] = "*" + low  # found[] keys a prefix range apart from the same exact stem
+        else:
+            exact.update(stems)
+        wanted[(pieces, prefix)] = stems
+    marks = ", ".join(str(int(r)) for r in rowids)
+    found: dict[str, dict[tuple[int, str], set[int]]] = {}
+    if exact:
+        places = ", ".join("?" for _ in exact)
+        _collect(conn, found, f"term IN ({places}) AND doc IN ({marks})", tuple(exact), None)
+    for low in ranges:
+        _collect(
+            conn, found, f"term >= ? AND term < ? AND doc IN ({marks})", (low, low + "\U0010ffff"), "*" + low
+        )
+    return {term: _occurrences(found, stems) for term, stems in wanted.items()}
+
+
+def _collect(
+    conn: sqlite3.Connection,
+    found: dict[str, dict[tuple[int, str], set[int]]],
+    where: str,
+    args: tuple[str, ...],
+    prefix: str | None,
+) -> None:
+    """Positions of stems in candidates, keyed by stem (by ``prefix`` for a prefix range)."""
+    sql = f"SELECT term, doc, col, offset FROM temp.recall_instances WHERE {where}"
+    try:
+        rows = conn.execute(sql, args).fetchall()
+    except sqlite3.OperationalError:  # this connection has no vocabulary view yet
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_instances USING fts5vocab(main, search_index, instance)"
+        )
+        rows = conn.execute(sql, args).fetchall()
+    for term, doc, column, offset in rows:
+        found.setdefault(prefix or term, {}).setdefault((doc, column), set()).add(offset)
+
+
+def _occurrences(found: dict[str, dict[tuple[int, str], set[int]]], stems: list[str]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    first = found.get(stems[0], {})
+    rest = [found.get(s, {}) for s in stems[1:]]
+    for (doc, column), starts in first.items():
+        if rest:
+            hits = sum(all(start + n in rest[n - 1].get((doc, column), ()) for n in range(1, len(stems)))
+                       for start in starts)  # fmt: skip
+        else:
+            hits = len(starts)
+        if hits:
+            out[doc] = out.get(doc, 0.0) + COLUMN_WEIGHTS.get(column, 0.0) * hits
+    return out
+
+
+def _lengths(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
+    marks = ", ".join(str(int(r)) for r in rowids)
+    rows = conn.execute(f"SELECT id, sz FROM search_index_docsize WHERE id IN ({marks})")
+    # Column sizes under 128 are one byte each, the common case.
+    return {rowid: sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)) for rowid, blob in rows}
+
+
+def _mean_length(conn: sqlite3.Connection) -> float:
+    """Tokens per row over the whole index, from FTS5's averages record (row count, then per column)."""
+    row = conn.execute("SELECT block FROM search_index_data WHERE id = 1").fetchone()
+    values = _varints(row[0]) if row else []
+    if not values or values[0] <= 0:
+        return 1.0
+    return max(1.0, sum(values[1:]) / values[0])
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's big-endian varints (the 9th byte carries 8 bits), as FTS5 writes its records."""
+    out, pos = [], 0
+    while pos < len(blob):
+        value = 0
+        for n in range(9):
+            byte = blob[pos]
+            pos += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def stem(word: str) -> str:
+    """``word``'s stem under the index's tokenizer (the word itself if it yields no token)."""
+    db = getattr(_local, "db", None)
+    if db is None:
+        db = sqlite3.connect(":memory:")
+        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, tokenize = '{TOKENIZER}')")
+        db.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, instance)")
+        _local.db = db
+    with db:
+        db.execute("DELETE FROM words")
+        db.execute("INSERT INTO words (rowid, word) VALUES (1, ?)", (word,))
+        row = db.execute("SELECT term FROM stems ORDER BY offset LIMIT 1").fetchone()
+    return str(row[0]) if row else word

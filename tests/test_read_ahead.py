@@ -1,0 +1,142 @@
+"""The read-ahead worker (adr/0033): an import through it stores exactly what an in-process import
+stores, and a worker that fails on a file, or dies, loses nothing.
+
+Each case imports real fixture transcripts into real SQLite files, once in-process and once through
+the worker, and compares every table (the import's own clock columns left out) and the keyword index.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import recall.read_ahead
+from adapters import get_adapter
+from recall.ingest import ImportSummary, run_import
+from recall.read_ahead import ReadSource, read_source
+from recall.store import Store
+
+if TYPE_CHECKING:
+    from adapters.base import ReadOptions
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+HOSTS = {"claude": FIXTURES / "claude-code", "codex": FIXTURES / "codex", "pi": FIXTURES / "pi"}
+CLOCK = {"created_at", "updated_at", "imported_at", "extracted_at"}  # when the import ran, not what it read
+
+
+def dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table and the keyword index, by table, without the import's clock."""
+    store = Store(path)
+    conn = store.connection
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'search_index%' "
+            "AND name NOT LIKE 'sqlite%' ORDER BY name"
+        )
+    ]
+    rows: dict[str, list[tuple[object, ...]]] = {}
+    for table in tables:
+        columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})") if c[1] not in CLOCK]
+        listed = ", ".join(columns)
+        rows[table] = [tuple(r) for r in conn.execute(f"SELECT {listed} FROM {table} ORDER BY {listed}")]
+    rows["search_index"] = [
+        tuple(r)
+        for r in conn.execute("SELECT rowid, content, detail, tags, scope FROM search_index ORDER BY rowid")
+    ]
+    store.close()
+    return rows
+
+
+def imported(db: Path, host: str, *, read_ahead: bool, force: bool = False) -> ImportSummary:
+    store = Store(db)
+    try:
+        return run_import(
+            store,
+            [get_adapter(host)],
+            paths=[HOSTS[host]],
+            embed_budget_seconds=0,
+            read_ahead=read_ahead,
+            force=force,
+        )
+    finally:
+        store.close()
+
+
+def files(host: str) -> int:
+    return len(list(get_adapter(host).discover([HOSTS[host]])))
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_read_ahead_stores_exactly_what_an_in_process_import_stores(tmp_path: Path, host: str) -> None:
+    alone = imported(tmp_path / "alone.db", host, read_ahead=False)
+    ahead = imported(tmp_path / "ahead.db", host, read_ahead=True)
+
+    assert alone.read_ahead == {} and ahead.read_ahead["files"] == files(host) > 1
+    assert ahead.messages_added == alone.messages_added > 0
+    assert (ahead.links, ahead.redactions, ahead.summaries) == (
+        alone.links,
+        alone.redactions,
+        alone.summaries,
+    )
+    assert ahead.files_failed == alone.files_failed
+    assert dump(tmp_path / "ahead.db") == dump(tmp_path / "alone.db")
+
+
+def test_a_forced_re_import_through_the_worker_writes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    first = imported(db, "claude", read_ahead=True)
+    before = dump(db)
+
+    again = imported(db, "claude", read_ahead=True, force=True)
+
+    assert first.messages_added > 0 and again.read_ahead["files"] == files("claude")
+    assert (again.messages_added, again.messages_updated, again.links) == (0, 0, 0)
+    assert dump(db) == before
+
+
+def failing_reader(
+    how: str, name: str, host: str, path: Path, options: ReadOptions, database: str
+) -> ReadSource:
+    """In the worker: on file ``name``, kill the process (as a segfault in a parser would) or raise
+    (as a reader bug would)."""
+    if path.name == name and how == "crash":
+        os._exit(3)
+    if path.name == name:
+        raise RuntimeError("reader bug")
+    return read_source(host, path, options, database)
+
+
+@pytest.mark.parametrize("how", ["crash", "raise"])
+def test_a_worker_failing_on_a_file_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    sources = list(get_adapter("claude").discover([HOSTS["claude"]]))
+    reader = functools.partial(failing_reader, how, sources[2].name)
+    monkeypatch.setattr(recall.read_ahead, "read_source", reader)
+    alone = imported(tmp_path / "alone.db", "claude", read_ahead=False)
+
+    ahead = imported(tmp_path / "ahead.db", "claude", read_ahead=True)
+
+    assert ahead.files_failed == alone.files_failed and ahead.files_read == alone.files_read
+    if how == "crash":  # the worker is gone: that file and every later one are read here
+        assert ahead.read_ahead.get("files", 0) <= 2 < len(sources) - 1
+    else:  # only the file it failed on is read here
+        assert ahead.read_ahead["files"] == len(sources) - 1
+    assert ahead.messages_added == alone.messages_added
+    assert dump(tmp_path / "ahead.db") == dump(tmp_path / "alone.db")
+
+
+def test_few_files_are_read_in_process(tmp_path: Path) -> None:
+    summary = imported(tmp_path / "recall.db", "pi", read_ahead=False)
+    store = Store(tmp_path / "auto.db")
+    auto = run_import(
+        store, [get_adapter("pi")], paths=[next(HOSTS["pi"].rglob("*.jsonl"))], embed_budget_seconds=0
+    )
+    store.close()
+
+    assert summary.files_read > 1 and auto.files_read == 1 and auto.read_ahead == {}
