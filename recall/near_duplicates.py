@@ -81,10 +81,10 @@ def _numbers(text: str) -> set[str]:
 
 # -- finding them in a store ------------------------------------------------------------------------
 
-_LIVE = {
-    RecordKind.DECISION: "status = 'active'",
+_LIVE = {  # in force: every typed kind may expire (adr/0026), a decision must be active
+    RecordKind.DECISION: "status = 'active' AND (valid_until IS NULL OR valid_until > :now)",
     RecordKind.BREADCRUMB: "(valid_until IS NULL OR valid_until > :now)",
-    RecordKind.LEARNING: "1",
+    RecordKind.LEARNING: "(valid_until IS NULL OR valid_until > :now)",
 }
 _CANDIDATES = 8  # live records sharing words with the new one, best keyword match first
 

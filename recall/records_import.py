@@ -128,6 +128,8 @@ def _incoming(data: dict[str, Any], project: str | None) -> tuple[Any, str]:
         check_confidence,
         check_content,
         check_importance,
+        check_metadata,
+        check_source,
         normalise_tags,
         parse_when,
     )
@@ -157,6 +159,10 @@ def _incoming(data: dict[str, Any], project: str | None) -> tuple[Any, str]:
         else:
             values[name] = parse_when(str(data[name]))
     values.update(_later_columns(kind, data, values))
+    if "source" in values:  # the caller's own small fields: the limits `recall add` keeps (adr/0026)
+        values["source"] = check_source(_text(values["source"], "source"))
+    if "meta" in values:
+        values["meta"] = check_metadata(values["meta"])
     values["created_at"] = _time(data.get("created_at"), "created_at")
     updated = _time(data.get("updated_at"), "updated_at") if data.get("updated_at") else None
     old_id = (

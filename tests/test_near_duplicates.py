@@ -224,3 +224,12 @@ def test_restating_an_extracted_record_accepts_it(real_memory: Memory) -> None:
     again = real_memory.add("decision", WAL_AGAIN, project="shop")
     assert again.ref == extracted.ref and again.data["extraction"]["review"] == "accepted"
     assert again.provenance == "extracted"  # provenance is never rewritten
+
+
+def test_an_expired_record_is_not_refreshed(real_memory: Memory) -> None:
+    old = real_memory.add("learning", "SQLite needs PRAGMA foreign_keys=ON per connection", project="shop")
+    real_memory.update(old.ref, valid_until="2020-01-01")
+    again = real_memory.add(
+        "learning", "PRAGMA foreign_keys must be turned on for every SQLite connection", project="shop"
+    )
+    assert again.refreshed is None and again.ref != old.ref

@@ -236,3 +236,13 @@ def test_notes_are_counted_rescrubbed_and_purged_with_their_project(memory: Memo
     assert dry.counts["note"] == 1 and memory.note_list(project="shop")
     memory.purge(project="shop")
     assert memory.note_list(project="shop") == [] and len(memory.note_list(project="other")) == 1
+
+
+def test_a_note_written_without_the_model_waits_for_the_next_meaning_search(db_path: Path) -> None:
+    with Memory(db_path, project="shop", embedder=FakeEmbedder(), embed_on_write=False) as memory:
+        note = memory.note_write("runbooks/rollback.md", "# Rollback\nflip the router back")
+        due = memory.store.connection.execute("SELECT kind_code, row_id FROM vectors_due").fetchall()
+        assert [tuple(row) for row in due] == [(6, note.id)]
+        hits = memory.search("flip the router back", mode="semantic").hits
+        assert [hit.ref for hit in hits] == [str(note.ref)]
+        assert memory.store.connection.execute("SELECT count(*) FROM vectors_due").fetchone()[0] == 0

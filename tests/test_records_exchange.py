@@ -38,7 +38,10 @@ def fill(memory: Memory) -> None:
     new = memory.add("decision", "Use Postgres in production", project="shop")
     memory.supersede(old.ref, by=new.ref)
     memory.revert(memory.add("decision", "Vendor the ONNX runtime", project="shop").ref)
-    memory.add("learning", "FTS5 bm25 is negative: lower is better", project="shop", tags=["sqlite"])
+    memory.add(
+        "learning", "FTS5 bm25 is negative: lower is better", project="shop", tags=["sqlite"],
+        source="https://sqlite.org/fts5.html", metadata={"ticket": "ENG-12"}, valid_until="2031-01-01",
+    )  # fmt: skip
     memory.add(
         "breadcrumb",
         "Halfway through the export command",
@@ -112,11 +115,12 @@ def test_import_scrubs_stamps_provenance_itself_and_skips_bad_lines(memory: Memo
             }
         ),
         json.dumps({"kind": "note", "project": "shop", "path": "notes/keys.md", "content": f"token {TOKEN}"}),
+        json.dumps({"kind": "learning", "project": "shop", "content": "too much", "meta": {"x": "y" * 5000}}),
     ]
     report = memory.import_records(lines)
 
     assert report.added == {"learning": 1, "decision": 1, "note": 1}
-    assert report.refused == 6 and report.unlinked == 1
+    assert report.refused == 7 and report.unlinked == 1
     assert [problem.split(":")[0] for problem in report.problems] == [
         "line 2",
         "line 3",
@@ -124,7 +128,9 @@ def test_import_scrubs_stamps_provenance_itself_and_skips_bad_lines(memory: Memo
         "line 5",
         "line 6",
         "line 7",
+        "line 11",
     ]
+    assert "4,096 bytes" in report.problems[-1]
     learning = memory.list("learning", project="shop").records[0]
     assert TOKEN not in json.dumps(learning.to_dict()) and learning.provenance == "user_authored"
     decision = memory.list("decision", project="shop").records[0]

@@ -4,9 +4,10 @@ Which records are near-duplicates is decided above the store (recall.near_duplic
 the model); this module only writes the outcome, in one transaction each, through the Writer:
 
 * a refresh moves the record's ``updated_at`` and takes what the new wording adds: tags it lacked,
-  a higher importance, a detail where it had none, a later expiry. Its content stays: the person or
-  agent sees which record already said it and can correct it, or add anyway (``force``). An
-  extracted record refreshed this way counts as accepted in review: someone said it on purpose;
+  a higher importance, a detail where it had none, a later expiry (none, when one never expires).
+  Its content stays: the person or agent sees which record already said it and can correct it, or
+  add anyway (``force``). An extracted record refreshed this way counts as accepted in review:
+  someone said it on purpose;
 * a merge keeps one record and folds the others into it the same way, plus their sources; a
   decision that was superseded by a merged one is now superseded by the one kept. The merged
   records are then deleted and the disk wiped like any forget (adr/0014).
@@ -81,7 +82,7 @@ def _gains(kind: RecordKind, kept: Mapping[str, Any], others: Sequence[Mapping[s
         detail = next((o["detail"] for o in others if o.get("detail")), None)
         if detail:
             gains["detail"] = detail
-    if kind is RecordKind.BREADCRUMB and kept["valid_until"] is not None:
+    if kept.get("valid_until") is not None:  # every typed kind may expire (adr/0026)
         ends = [_when(o["valid_until"]) for o in others if "valid_until" in o]
         if any(end is None for end in ends):
             gains["valid_until"] = None  # one of them never expires: neither does the merged record
