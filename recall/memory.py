@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from recall.config import default_db_path
-from recall.errors import InvalidInput, ModelUnavailable, NotFound
+from recall.errors import InvalidInput, ModelUnavailable, NotFound, StoreUnavailable
 from recall.kinds import READABLE, TYPED, Kind, Ref, parse_kind
 from recall.project import ALL_PROJECTS, default_project, pinned_project
 from recall.results import Deduplicated, Page, Record, SearchResults, Stats
@@ -80,7 +80,10 @@ class Memory:
         """``project`` is the default for calls that name none; ``embed_on_write=False`` leaves new
         rows pending for ``embed`` (hooks use it: they must not wait for a model). ``bind`` keeps
         changes to one project."""
-        self.path = default_db_path(db)
+        from recall.pg import postgres_url
+
+        self.url = postgres_url(db)  # a PostgreSQL server instead of a file (recall.pg, adr/0024)
+        self.path = default_db_path(db) if self.url is None else _server_path(self.url)
         self._project = project
         self._bound = False
         self._embedder = embedder
@@ -97,7 +100,7 @@ class Memory:
             if self._store is None:
                 from recall.store import Store
 
-                self._store = Store(self.path)
+                self._store = Store(self.path) if self.url is None else _server_store(self.url)
                 log.info("recall store opened: %s", self.path)
             return self._store
 
@@ -937,6 +940,24 @@ class Memory:
         from adapters import HOSTS
 
         return [_adapter(name) for name in dict.fromkeys(hosts or HOSTS)]
+
+
+def _server_path(url: str) -> Path:
+    from recall.pg.compat import redact_url
+
+    return Path(redact_url(url))
+
+
+def _server_store(url: str) -> Store:
+    try:
+        import psycopg  # noqa: F401 - only the team extra installs it
+    except ImportError as exc:
+        raise StoreUnavailable(
+            "a postgresql:// database needs the team extra: pip install 'recall-memory[team]'"
+        ) from exc
+    from recall.pg.store import PgStore
+
+    return PgStore(url)
 
 
 def _ref(ref: RefLike | None, kind: str | Kind | None, allowed: Sequence[Kind]) -> Ref:
