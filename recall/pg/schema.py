@@ -22,6 +22,7 @@ from typing import Any
 
 from recall.migrations import migrate
 from recall.pg.compat import translate
+from recall.pg.team import team_statements
 from recall.rowkinds import KIND_CODES, TABLE_NAMES, RecordKind
 
 SCHEMA_LOCK = 0x7265_6361_6C6C  # pg_advisory_xact_lock key: "recall"
@@ -127,6 +128,7 @@ def _translate_schema(lite: sqlite3.Connection) -> PgSchema:
         )
     statements.append(FULLTEXT)
     statements.extend(_index_triggers())
+    statements.extend(team_statements())
     digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
     return PgSchema(tuple(statements), columns, conflict_keys, id_tables, digest)
 

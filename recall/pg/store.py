@@ -7,6 +7,7 @@ database (vector snapshots), which a server has none of: its vector index lives 
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,14 @@ class PgStore(Store):
         self._lock = threading.RLock()
         self._writer = Writer(self._conn)
         self.cache: dict[str, Any] = {}
+        self.author: str | None = None  # who this store's writes are recorded as (recall.pg.team)
+
+    def view(self, author: str) -> PgStore:
+        """The same connection, lock and caches, writing as ``author`` (one per team member)."""
+        other = copy.copy(self)
+        other.author = author
+        other._writer = Writer(self._conn)
+        return other
 
     @property
     def pg(self) -> PgConnection:
@@ -47,6 +56,8 @@ class PgStore(Store):
     def transaction(self) -> Iterator[Writer]:
         with self._lock:
             self._pg.execute("BEGIN")
+            if self.author is not None:
+                self._pg.raw.execute("SELECT set_config('recall.author', %s, true)", (self.author,))
             self._writer.redactions.clear()
             try:
                 yield self._writer
@@ -60,6 +71,12 @@ class PgStore(Store):
     def reading(self) -> Iterator[Any]:
         with self._lock:
             yield self._conn
+
+    @contextmanager
+    def team(self) -> Iterator[Any]:
+        """The raw psycopg connection under the store's lock, for the team tables (recall.pg.team)."""
+        with self._lock:
+            yield self._pg.raw
 
     def vector_snapshot_path(self, key: int) -> Path | None:
         return None  # a server keeps its index in memory and rebuilds it from the table at start
