@@ -121,7 +121,11 @@ async def _send(send: Send, status: int, data: Any, headers: tuple[tuple[bytes, 
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), *headers],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})

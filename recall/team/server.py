@@ -254,6 +254,15 @@ def dispatch(
         except ValueError as exc:
             raise InvalidInput("since and limit are whole numbers") from exc
         return server.pull(member, since, limit)
+    if method == "GET" and parsed.path == "/sync/search":  # plain JSON search, for scripts and benches
+        query = urllib.parse.parse_qs(parsed.query)
+        found = server.memory_for(member).search(
+            query.get("q", [""])[0],
+            mode=query.get("mode", ["keyword"])[0],  # type: ignore[arg-type]
+            project=query.get("project", [None])[0],
+            limit=int(query.get("limit", ["10"])[0]) if query.get("limit", ["10"])[0].isdigit() else 10,
+        )
+        return found.to_dict()
     if method == "GET" and parsed.path == "/sync/whoami":
         return member.to_dict()
     raise InvalidInput(
