@@ -154,7 +154,7 @@ async def one_client(base: str, token: str, client: int, ops: int, out: dict[str
             found = await mcp.call_tool("memory_search", {"query": query, "project": "load", "limit": 5})
             out["search_ms"].append((time.perf_counter() - started) * 1000)
             hits = (found.structured_content or {}).get("results", [])
-            if found.is_error or not any(query in hit.get("content", "") for hit in hits):
+            if found.is_error or not any(query in hit.get("preview", "") for hit in hits):
                 out["errors"].append(f"search {query}: {'error' if found.is_error else 'not found'}")
 
 
