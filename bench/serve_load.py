@@ -245,7 +245,7 @@ def load_messages(url: str, total: int, projects: int = 10, per_session: int = 2
         copied = time.perf_counter() - started
         conn.execute(
             "INSERT INTO search_index (rowid, kind, project, words, tokens) SELECT id * 8 + 5, 'message', "
-            "project, recall_words(content, coalesce(tool_name, ''), ''), "
+            "project, recall_words(content, coalesce(tool_name, ''), '') || recall_scope('message', project), "
             "recall_code_tokens(content || ' ' || coalesce(tool_name, '')) FROM messages "
             "ON CONFLICT (rowid) DO NOTHING"
         )

@@ -161,3 +161,12 @@ def test_very_common_words_only_rank_when_the_query_has_rarer_ones(pg_url: str) 
     hits = memory.search("deploy zeppelin", mode="keyword", project="p").hits
     assert hits[0].ref == str(rare.ref)
     memory.close()
+
+
+def test_stop_words_alone_find_nothing_in_a_project(memory: Memory, backend: str) -> None:
+    memory.add("learning", "the build uses make", project="p")
+    assert memory.search("the", mode="keyword", project="p").hits == () or backend == "sqlite"
+    assert (
+        memory.search("the of and", mode="keyword", project="p", kind="learning").hits == ()
+        or backend == "sqlite"
+    )

@@ -110,6 +110,8 @@ class PgConnection:
         except psycopg.Error as exc:
             raise StoreUnavailable(describe_pg_error(exc, url)) from exc
         self._raw.adapters.register_loader("numeric", _NumericLoader)
+        # A keyword search's bitmap of matching rows stays exact (not lossy pages rechecked row by row).
+        self._raw.execute(b"SET work_mem = '32MB'")
         self.url = url
         self._keys = dict(conflict_keys)
         self._id_tables = frozenset(id_tables)

@@ -11,6 +11,7 @@ lexemes built here from a closed alphabet. So any query gives hits or none, neve
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import time
@@ -23,7 +24,7 @@ MAX_TERMS = 32
 _CODE_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.:/-]+[A-Za-z0-9_]+)+|[A-Za-z0-9]*_[A-Za-z0-9_]*")
 CODE_WEIGHT = 2.0  # a whole code token is rarer, and more telling, than its stemmed parts
 COMMON_SHARE = 0.01  # a term in more rows than this only ranks, when the query has rarer terms
-CANDIDATE_CAP = 5000  # rows scored at most per query (bench/serve_load.py: p95 at a million messages)
+CANDIDATE_CAP = 2000  # rows scored at most per query (bench/serve_load.py: p95 at a million messages)
 STATS_TTL_S = 300.0
 
 
@@ -59,7 +60,9 @@ def words_query(query: str, conn: Any | None = None) -> WordsQuery | None:
         return WordsQuery(ranked, ranked)
     shares = term_shares(conn, terms)
     rare = [term for term, share in zip(terms, shares, strict=True) if share < COMMON_SHARE]
-    return WordsQuery(ranked, _ored(rare) if rare else ranked)
+    if not rare:  # only common words: find by the rarest of them
+        rare = [terms[min(range(len(terms)), key=shares.__getitem__)]]
+    return WordsQuery(ranked, _ored(rare))
 
 
 def _ored(terms: list[_Term]) -> tuple[str, list[str]]:
@@ -132,6 +135,14 @@ def _lexeme_shares(conn: Any) -> dict[str, float]:
         return shares
 
 
+def scope_query(kind: str | None, project: str | None) -> str:
+    """The kind and project lexemes a row must hold (``recall_scope`` in recall.pg.schema)."""
+    terms = [f"'~p:{hashlib.md5(project.encode('utf-8', 'surrogatepass')).hexdigest()}'"] if project else []
+    if kind:
+        terms.append(f"'~k:{re.sub(r'[^a-z_]', '', kind)}'")
+    return " & ".join(terms)
+
+
 def candidates(
     conn: Any, query: str, *, kind: str | None, project: str | None, depth: int, only: set[int] | None = None
 ) -> dict[int, float]:
@@ -147,28 +158,36 @@ def candidates(
         (words.rank, words.find) if words is not None else (("''::tsquery", []), ("''::tsquery", []))
     )
     token_query = " | ".join(f"'{token}'" for token in tokens)
-    found = ["s.words @@ q.f"] if words is not None else []
+    # The queries are written into the statement (not joined from a CTE) so the planner sees them
+    # and picks the GIN index; kind and project are lexemes of ``words`` (recall_scope), so one GIN
+    # scan intersects them with the words instead of a second index scan over the whole project.
+    scope = scope_query(kind, project)
+    found: list[str] = []
+    params: list[Any] = []
+    if words is not None:
+        # numnode: a query of stop words only is empty, and empty && scope would match the whole scope
+        found.append(
+            f"(s.words @@ (({find_sql}) && %s::tsquery) AND numnode({find_sql}) > 0)"
+            if scope
+            else f"s.words @@ ({find_sql})"
+        )
+        params.extend([*find_params, scope, *find_params] if scope else find_params)
     if tokens:
-        found.append("s.tokens @@ q.t")
+        found.append(
+            "(s.tokens @@ %s::tsquery AND s.words @@ %s::tsquery)" if scope else "s.tokens @@ %s::tsquery"
+        )
+        params.extend([token_query, *([scope] if scope else [])])
     where = [f"({' OR '.join(found)})"]
-    scope: list[Any] = []
-    if project is not None:
-        where.append("s.project = %s")
-        scope.append(project)
-    if kind is not None:
-        where.append("s.kind = %s")
-        scope.append(kind)
     if only is not None:
         where.append("s.rowid = ANY(%s)")
-        scope.append(sorted(only))
-    code_rank = f" + {CODE_WEIGHT} * ts_rank(c.tokens, q.t)" if tokens else ""
+        params.append(sorted(only))
+    code_rank = f" + {CODE_WEIGHT} * ts_rank(c.tokens, %s::tsquery)" if tokens else ""
     sql = (
-        f"WITH q AS (SELECT ({rank_sql}) AS w, ({find_sql}) AS f, %s::tsquery AS t), "
-        "c AS MATERIALIZED (SELECT s.rowid, s.words, s.tokens FROM search_index s, q "
+        "WITH c AS MATERIALIZED (SELECT s.rowid, s.words, s.tokens FROM search_index s "
         f"WHERE {' AND '.join(where)} LIMIT %s) "
-        f"SELECT c.rowid, ts_rank('{{0.1, 0.8, 0.5, 1.0}}', c.words, q.w){code_rank} AS score "
-        "FROM c, q ORDER BY score DESC, c.rowid LIMIT %s"
+        f"SELECT c.rowid, ts_rank('{{0.1, 0.8, 0.5, 1.0}}', c.words, ({rank_sql})){code_rank} AS score "
+        "FROM c ORDER BY score DESC, c.rowid LIMIT %s"
     )
-    params = (*rank_params, *find_params, token_query or "", *scope, CANDIDATE_CAP, depth)
+    params.extend([CANDIDATE_CAP, *rank_params, *([token_query] if tokens else []), depth])
     rows = conn.raw.execute(sql.encode(), params).fetchall()
     return {int(rowid): float(score) for rowid, score in rows}
