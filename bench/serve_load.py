@@ -263,7 +263,9 @@ def search_queries(count: int) -> list[tuple[str, str]]:
 def run_search(url: str, home: Path, total: int, queries: int) -> dict[str, Any]:
     from recall.memory import Memory
 
-    loaded = load_messages(url, total) if total else {"messages": 0}
+    loaded = (
+        load_messages(url, total) if total else {"messages": pg_count(url, "SELECT count(*) FROM messages")}
+    )
     asked = search_queries(queries)
     library: list[float] = []
     with Memory(url) as memory:
