@@ -170,3 +170,25 @@ def test_stop_words_alone_find_nothing_in_a_project(memory: Memory, backend: str
         memory.search("the of and", mode="keyword", project="p", kind="learning").hits == ()
         or backend == "sqlite"
     )
+
+
+def test_the_turns_after_a_message_are_found_alike_on_both(memory: Memory, backend: str) -> None:
+    from recall.rowkinds import index_rowid
+    from recall.search.hybrid import following_turns
+    from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
+
+    kinds = [MessageKind.TEXT, MessageKind.TEXT, MessageKind.TOOL_CALL, MessageKind.TEXT, MessageKind.TEXT]
+    messages = tuple(
+        TranscriptMessage(key=f"k{n}", role=Role.USER, text=f"turn {n}", origin=Origin.HUMAN, kind=kind)
+        for n, kind in enumerate(kinds)
+    )
+    memory.store.import_transcripts(
+        [Transcript(host="claude", external_id="s", messages=messages)], project="p"
+    )
+    with memory.store.reading() as conn:
+        ids = [int(row[0]) for row in conn.execute("SELECT id FROM messages ORDER BY ordinal").fetchall()]
+        found = following_turns(conn, [index_rowid(5, ids[0]), index_rowid(5, ids[3])])
+    assert found == {
+        index_rowid(5, ids[0]): [index_rowid(5, ids[1]), index_rowid(5, ids[3])],  # the tool call is skipped
+        index_rowid(5, ids[3]): [index_rowid(5, ids[4])],
+    }
