@@ -15,10 +15,13 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput, NotFound
 from recall.rowkinds import KIND_CODES, RecordKind
+
+if TYPE_CHECKING:
+    from recall.store import Store
 
 TOKEN_BYTES = 32
 AUTHORED = {  # table → kind code in team_rows (profiles have no record kind: 0)
@@ -112,16 +115,14 @@ def parse_projects(text: str | None) -> tuple[str, ...]:
     return names
 
 
-def add_token(raw: Any, name: str, projects: tuple[str, ...]) -> str:
+def add_token(store: Store, name: str, projects: tuple[str, ...]) -> str:
     """Create a token for ``name``; the token itself is returned once and only its digest is kept."""
     name = name.strip()
     if not name or len(name) > 100 or any(not ch.isprintable() for ch in name):
         raise InvalidInput("a token's name is the person's name or handle: 1-100 printable characters")
     token = "rcl_" + secrets.token_urlsafe(TOKEN_BYTES)
-    raw.execute(
-        "INSERT INTO team_tokens (name, token_hash, projects, created_at) VALUES (%s, %s, %s, %s)",
-        (name, token_digest(token), json.dumps(list(projects)), _now()),
-    )
+    with store.transaction() as writer:
+        writer.add_token(name, token_digest(token), projects)
     return token
 
 
@@ -135,14 +136,13 @@ def list_tokens(raw: Any) -> list[dict[str, Any]]:
     ]
 
 
-def revoke_token(raw: Any, name: str) -> int:
+def revoke_token(store: Store, name: str) -> int:
     """Revoke every live token of ``name``; how many."""
-    count = raw.execute(
-        "UPDATE team_tokens SET revoked_at = %s WHERE name = %s AND revoked_at IS NULL", (_now(), name)
-    ).rowcount
+    with store.transaction() as writer:
+        count = writer.revoke_tokens(name.strip())
     if not count:
         raise NotFound(f"no live token named {name}; `recall serve token list` shows them")
-    return int(count)
+    return count
 
 
 def member_for(raw: Any, token: str) -> Member | None:

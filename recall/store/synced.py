@@ -146,15 +146,18 @@ def _differs(stored: Any, incoming: Any) -> bool:
 # -- a client's own bookkeeping (m0014_sync) ------------------------------------------------------
 
 
+def sync_key(remote: str) -> str:
+    """How a server's URL is remembered: scrubbed, like every text written (a URL may carry a password)."""
+    from recall.scrub import scrub
+
+    return scrub(remote).text
+
+
 def sync_state(store: Store, remote: str) -> dict[str, Any]:
     """This machine's sync state with ``remote``, made (with a new machine id) on the first sync."""
-    with store.transaction():
+    with store.transaction() as writer:
+        writer.remember_sync(remote, uuid.uuid4().hex)
         row = store.connection.execute("SELECT * FROM sync_state WHERE remote = ?", (remote,)).fetchone()
-        if row is None:
-            store.connection.execute(
-                "INSERT INTO sync_state (remote, machine) VALUES (?, ?)", (remote, uuid.uuid4().hex)
-            )
-            row = store.connection.execute("SELECT * FROM sync_state WHERE remote = ?", (remote,)).fetchone()
     return {key: row[key] for key in row.keys()}  # noqa: SIM118 - a row, not a dict
 
 
@@ -175,13 +178,8 @@ def link(store: Store, remote: str, kind: str, pairs: Iterable[tuple[int, int, s
     rows = [(remote, kind, local, server, agreed) for local, server, agreed in pairs]
     if not rows:
         return
-    with store.transaction():
-        store.connection.executemany(
-            "INSERT INTO sync_links (remote, kind, local_id, server_id, agreed_at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (remote, kind, local_id) DO UPDATE SET server_id = excluded.server_id, "
-            "agreed_at = excluded.agreed_at",
-            rows,
-        )
+    with store.transaction() as writer:
+        writer.link_synced(rows)
 
 
 def links(store: Store, remote: str, kind: str) -> dict[int, int]:

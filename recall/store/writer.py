@@ -408,6 +408,46 @@ class Writer:
     def drop_vectors(self) -> int:
         return self._conn.execute("DELETE FROM embeddings").rowcount
 
+    # -- sync and team bookkeeping (recall.store.synced, recall.pg.team, adr/0025) ----------------
+    # Ids, digests, sequence numbers and times; the two texts (a server's URL, a person's name) are
+    # scrubbed by the caller's key (``sync_key``) or here.
+
+    def remember_sync(self, remote: str, machine: str) -> None:
+        self._conn.execute(
+            "INSERT INTO sync_state (remote, machine) VALUES (?, ?) ON CONFLICT (remote) DO NOTHING",
+            (remote, machine),
+        )
+
+    def link_synced(self, rows: Sequence[tuple[str, str, int, int, str]]) -> None:
+        """(remote, kind, local id, server id, agreed updated_at) pairs of a client's records."""
+        self._conn.executemany(
+            "INSERT INTO sync_links (remote, kind, local_id, server_id, agreed_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (remote, kind, local_id) DO UPDATE SET server_id = excluded.server_id, "
+            "agreed_at = excluded.agreed_at",
+            rows,
+        )
+
+    def remember_origin(self, origin: str, kind_code: int, row_id: int) -> None:
+        """The server's row for a record another machine made (origin: machine id, kind, its id)."""
+        self._conn.execute(
+            "INSERT INTO sync_origins (origin, kind_code, row_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (origin, kind_code, row_id),
+        )
+
+    def add_token(self, name: str, digest: str, projects: Sequence[str]) -> None:
+        self._conn.execute(
+            "INSERT INTO team_tokens (name, token_hash, projects, created_at) VALUES (?, ?, ?, ?)",
+            (scrub(name).text, digest, json.dumps(list(projects)), to_db_time(utc_now())),
+        )
+
+    def revoke_tokens(self, name: str) -> int:
+        return int(
+            self._conn.execute(
+                "UPDATE team_tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
+                (to_db_time(utc_now()), scrub(name).text),
+            ).rowcount
+        )
+
     @staticmethod
     def _stamp(row: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
         now = to_db_time(utc_now())

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from recall.errors import InvalidInput, StoreUnavailable
 from recall.rowkinds import TABLE_NAMES, RecordKind
-from recall.store.synced import SYNCED_KINDS, advance, apply_pulled, link, links, sync_state
+from recall.store.synced import SYNCED_KINDS, advance, apply_pulled, link, links, sync_key, sync_state
 
 if TYPE_CHECKING:
     from recall.memory import Memory
@@ -111,6 +111,7 @@ class SyncReport:
 def sync(memory: Memory, remote: str, transport: Transport) -> SyncReport:
     """Push what this machine has that the server lacks, then pull what the team changed."""
     store = memory.store
+    remote = sync_key(remote)  # the marks are kept under the scrubbed URL (it may carry a password)
     state = sync_state(store, remote)
     report = SyncReport(remote, str(state["machine"]))
     _push_messages(store, remote, int(state["pushed_message_id"]), transport, report)

@@ -53,16 +53,14 @@ class TeamServer:
     # -- tokens ----------------------------------------------------------------------------------
 
     def add_token(self, name: str, projects: tuple[str, ...]) -> str:
-        with self.store.team() as raw:
-            return add_token(raw, name, projects)
+        return add_token(self.store, name, projects)
 
     def tokens(self) -> list[dict[str, Any]]:
         with self.store.team() as raw:
             return list_tokens(raw)
 
     def revoke(self, name: str) -> int:
-        with self.store.team() as raw:
-            return revoke_token(raw, name)
+        return revoke_token(self.store, name)
 
     def authenticate(self, token: str | None) -> Member | None:
         if not token:
@@ -151,10 +149,7 @@ class TeamServer:
             target = self._target(kind, row, origin)
             applied = write_record(store, writer, kind, row, target)
             if target is None:
-                store.connection.execute(
-                    "INSERT INTO sync_origins (origin, kind_code, row_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                    (origin, KIND_CODES[kind], applied.id),
-                )
+                writer.remember_origin(origin, KIND_CODES[kind], applied.id)
             conflict = None
             status = applied.status
             if kind is RecordKind.DECISION and row.get("status") not in (None, DecisionStatus.ACTIVE.value):
