@@ -31,6 +31,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -384,6 +385,7 @@ def run_crash(url: str, home: Path, messages: int) -> dict[str, Any]:
         "SELECT count(*) FROM (SELECT DISTINCT session_id, external_id FROM messages WHERE project = 'crash') d",
     )
     decisions = pg_count(url, "SELECT count(*) FROM decisions WHERE project = 'crash'")
+    shutil.rmtree(folder, ignore_errors=True)
     return {
         "messages": messages,
         "records": 50,
@@ -435,6 +437,8 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+            shutil.rmtree(server.root, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
     results["load_average_after"] = os.getloadavg()
     print(json.dumps(results, indent=None if args.json else 2, default=str))
 
