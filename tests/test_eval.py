@@ -86,6 +86,24 @@ def test_left_out_rows_are_searched_as_if_not_stored(shop: Memory) -> None:
         assert hits, mode  # the rest of the session is still found
 
 
+def test_a_left_out_turn_does_not_come_back_as_the_successor_of_a_keyword_match(memory: Memory) -> None:
+    memory.dump(title="carry", project="p", session_id="carry", messages=[
+        {"role": "assistant", "content": "the flaky login test waits for the network"},
+        {"role": "assistant", "content": "nothing to see in this turn"},
+        {"role": "user", "content": "zebra quartz"},
+    ])  # fmt: skip
+    memory.embed()
+    with memory.store.reading() as conn:
+        last = conn.execute("SELECT id FROM messages WHERE content = 'zebra quartz'").fetchone()[0]
+    gone = index_rowid(KIND_CODES[RecordKind.MESSAGE], last)
+    found = search(memory.store, "flaky login test", project="p", embedder=memory.embedder, limit=10)
+    assert last in {h.id for h in found}  # two turns after the match, it inherits CARRY**2 of its score
+    hits = search(
+        memory.store, "flaky login test", project="p", embedder=memory.embedder, limit=10, leave_out={gone}
+    )
+    assert last not in {h.id for h in hits} and hits
+
+
 def test_scores_per_mode_and_project(shop: Memory) -> None:
     report = evaluate(shop)
     assert report.probes == {"session": 4, "decision": 1, "learning": 1}

@@ -126,6 +126,8 @@ def search(
         keyword = {rowid: score for rowid, score in keyword.items() if rowid not in gone}
         if mode == "hybrid":
             lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
+            for rowid in leave_out:  # a turn left out must not come back as a match's successor
+                lexical.pop(rowid, None)
             missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
             for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
                 cosines[index_rowid(code, row_id)] = cosine
