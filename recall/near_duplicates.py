@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from recall.extract.text import similarity, word_set
-from recall.rowkinds import TABLE_NAMES, TYPED_KINDS, RecordKind
+from recall.rowkinds import TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def find_duplicate(
         scored = keyword_candidates(conn, content.lower(), project=project, table=kind, depth=_CANDIDATES)
         if not scored:
             return None
-        ids = ", ".join(str(rowid // 8) for rowid in scored)
+        ids = ", ".join(str(split_rowid(rowid)[1]) for rowid in scored)
         rows = conn.execute(
             f"SELECT id, content FROM {TABLE_NAMES[kind]} WHERE id IN ({ids}) AND {_LIVE[kind]}",
             {"now": to_db_time(utc_now())},
@@ -141,6 +141,11 @@ def find_duplicate(
     close = [(int(row["id"]), row["content"]) for row in rows if _worth_a_cosine(content, row["content"])]
     if not close:
         return None
+    # The same words give or take one need no model to be called one memory (every labelled pair
+    # there is one, at cosine ≥ 0.81: adr/0028); loading it would cost a short command most of its time.
+    plain = [Match(kind, row_id, likeness(content, text, None)) for row_id, text in close]
+    if any(match.likeness.same_memory for match in plain):
+        return max((m for m in plain if m.likeness.same_memory), key=lambda m: m.likeness.overlap)
     cosines = _cosines(embedder(), [content], [text for _, text in close])
     found = [
         Match(kind, row_id, likeness(content, text, None if cosines is None else float(cosines[0][i])))

@@ -233,3 +233,35 @@ def test_an_expired_record_is_not_refreshed(real_memory: Memory) -> None:
         "learning", "PRAGMA foreign_keys must be turned on for every SQLite connection", project="shop"
     )
     assert again.refreshed is None and again.ref != old.ref
+
+
+class CountingEmbedder:
+    """The real model, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts = 0
+        self.model_id, self.model_hash, self.dim = inner.model_id, inner.model_hash, inner.dim
+
+    def embed_documents(self, texts: list[str]) -> object:
+        self.texts += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> object:
+        self.texts += 1
+        return self.inner.embed_query(text)
+
+
+def test_the_same_words_refresh_without_asking_the_model(db_path: Path, minilm: Embedder) -> None:
+    counting = CountingEmbedder(minilm)
+    with Memory(db_path, embedder=counting) as memory:  # type: ignore[arg-type]
+        first = memory.add("decision", WAL, project="shop")
+        asked = counting.texts
+        again = memory.add("decision", "use SQLite, with WAL, for local dev!", project="shop")
+        assert again.ref == first.ref and again.refreshed is not None
+        assert again.refreshed["cosine"] is None  # decided on the words alone
+        assert counting.texts == asked
+        # A rewording with fewer shared words still needs the model, and gets it.
+        reworded = memory.add("decision", WAL_AGAIN, project="shop")
+        assert reworded.ref == first.ref and reworded.refreshed["cosine"] > 0.8
+        assert counting.texts > asked

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from recall.extract.candidate import Candidate
 from recall.extract.text import NEAR_DUPLICATE, fingerprint, similarity, word_set
-from recall.rowkinds import TABLE_NAMES, RecordKind
+from recall.rowkinds import TABLE_NAMES, RecordKind, split_rowid
 from recall.store.extracted import ExtractedRecord
 from recall.store.writer import to_db_time, utc_now
 
@@ -71,7 +71,7 @@ def _duplicate_of(conn: sqlite3.Connection, project: str, candidate: Candidate, 
     )
     if not scored:
         return None
-    ids = ", ".join(str(rowid // 8) for rowid in scored)
+    ids = ", ".join(str(split_rowid(rowid)[1]) for rowid in scored)
     rows = conn.execute(
         f"SELECT id, content FROM {TABLE_NAMES[candidate.kind]} WHERE id IN ({ids}) AND {_LIVE[candidate.kind]}",
         {"now": now},
