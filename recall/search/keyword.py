@@ -90,6 +90,10 @@ def keyword_candidates(
     if match is None or (only is not None and not only):
         return {}
     kind = table.value if table else None
+    if getattr(conn, "dialect", "sqlite") == "postgresql":  # tsvector and GIN (recall.pg.fulltext)
+        from recall.pg.fulltext import candidates
+
+        return candidates(conn, query, kind=kind, project=project, depth=depth, only=only)
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
     found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH), only)
