@@ -29,6 +29,8 @@ def shop(memory: Memory) -> Memory:
             {"role": "user", "content": request},
             {"role": "assistant", "content": f"the {topic} page test waits for the network now, fixed"},
             {"role": "user", "content": f"good, the {topic} page is stable"},
+            {"role": "assistant", "content": f"the {topic} page test passed twenty runs in a row"},
+            {"role": "user", "content": f"then fix the {topic} release notes"},
         ])  # fmt: skip
     memory.add(
         "decision", "Use Postgres for billing", project="shop", detail="we need row locks for invoices"
@@ -56,6 +58,20 @@ def test_a_session_probe_keeps_only_words_other_sessions_use(shop: Memory) -> No
     ]
     assert {p.kind for p in probes} == {"session", "decision"}
     assert all(p.project == "shop" for p in probes)
+
+
+def test_a_session_probe_leaves_out_the_turns_whose_vectors_mix_in_its_request(shop: Memory) -> None:
+    with shop.store.reading() as conn:
+        probes = build_probes(conn, "shop", per_kind=10, total=100, skipped={})
+        turns = dict(conn.execute(
+            "SELECT m.ordinal, m.id FROM messages m JOIN sessions s ON s.id = m.session_id "
+            "WHERE s.external_id = 'login'").fetchall())  # fmt: skip
+    login = next(p for p in probes if p.kind == "session" and p.source == turns[0])
+    # MIX_WEIGHTS reaches two turns back: the two turns after the request carry its vector.
+    assert login.neighbours == (turns[1], turns[2])
+    code = KIND_CODES[RecordKind.MESSAGE]
+    assert {index_rowid(code, turns[n]) for n in (0, 1, 2)} <= login.leave_out()
+    assert not {index_rowid(code, turns[n]) for n in (3, 4)} & login.leave_out()
 
 
 def test_left_out_rows_are_searched_as_if_not_stored(shop: Memory) -> None:

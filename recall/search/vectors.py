@@ -313,13 +313,18 @@ class VectorIndex:
         return np.zeros(len(self), dtype=bool) if pid is None else self.projects == pid
 
     def exact_scores(self, query: NDArray[np.float32], positions: NDArray[np.int64]) -> NDArray[np.float32]:
-        """Dequantised dot products with the query (its cosine, as stored rows are unit vectors)."""
+        """Dequantised dot products with the query (its cosine, as stored rows are unit vectors).
+
+        ``einsum`` rather than ``@``: a matrix-vector product goes to OpenBLAS, whose worker threads
+        spin on the other cores after each call. On a busy 2-core machine they took the CPU from
+        the rest of the search, and hybrid search at 100,000 rows waited 19-24 ms at the median
+        instead of 9-14 (adr/0037); numpy's own loop costs ~0.2 ms more for 10,000 rows.
+        """
         out = np.empty(positions.size, dtype=np.float32)
         for start in range(0, positions.size, _EXACT_CHUNK):
             chunk = positions[start : start + _EXACT_CHUNK]
-            out[start : start + _EXACT_CHUNK] = (
-                self.vectors[chunk].astype(np.float32) @ query
-            ) * self.scales[chunk]
+            dots = np.einsum("ij,j->i", self.vectors[chunk].astype(np.float32), query)
+            out[start : start + _EXACT_CHUNK] = dots * self.scales[chunk]
         return out
 
     def _allowed(self, project: str | None, kinds: Iterable[int] | None) -> NDArray[np.int64] | None:
