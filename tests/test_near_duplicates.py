@@ -265,3 +265,30 @@ def test_the_same_words_refresh_without_asking_the_model(db_path: Path, minilm: 
         reworded = memory.add("decision", WAL_AGAIN, project="shop")
         assert reworded.ref == first.ref and reworded.refreshed["cosine"] > 0.8
         assert counting.texts > asked
+
+
+def test_saying_the_same_thing_again_refreshes_without_loading_the_model(
+    db_path: Path, minilm: Embedder
+) -> None:
+    """An exact repeat is matched with a cosine of 1, as the model would rate it; a rewording still
+    asks the model."""
+    from recall.near_duplicates import find_duplicate
+
+    with Memory(db_path, embedder=minilm) as memory:
+        first = memory.add("decision", WAL, project="shop")
+        asked: list[str] = []
+
+        def model() -> Embedder:
+            asked.append("model")
+            return minilm
+
+        same = find_duplicate(memory.store, RecordKind.DECISION, "shop", WAL, model)
+        assert same is not None and asked == []
+        assert same.id == first.id and same.likeness.cosine == 1.0
+        with_model = likeness(
+            WAL, WAL, float(minilm.embed_documents([WAL])[0] @ minilm.embed_documents([WAL])[0])
+        )
+        assert same.likeness.to_dict() == with_model.to_dict()
+
+        reworded = find_duplicate(memory.store, RecordKind.DECISION, "shop", WAL_AGAIN, model)
+        assert reworded is not None and reworded.id == same.id and asked == ["model"]

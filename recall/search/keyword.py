@@ -97,6 +97,32 @@ def keyword_candidates(
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
     found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH), only)
+    return _rescored(conn, query, found, project, depth)
+
+
+def keyword_rowids(
+    conn: sqlite3.Connection, query: str, *, project: str | None, table: RecordKind | None, depth: int
+) -> list[int]:
+    """The rowids ``keyword_candidates`` returns, for a caller that reads them but not their scores
+    (a near-duplicate check): when FTS5 finds no more than ``depth`` rows they are all returned
+    whatever their scores, so the project's statistics (counts over the whole project) are not read.
+    """
+    match = build_match(query)
+    if match is None:
+        return []
+    kind = table.value if table else None
+    if project is None or not PROJECT_STATISTICS:
+        return list(_ranked_rowids(conn, match, kind, project, depth))
+    found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH))
+    if len(found) <= depth:
+        return list(found)
+    return list(_rescored(conn, query, found, project, depth))
+
+
+def _rescored(
+    conn: sqlite3.Connection, query: str, found: dict[int, float], project: str, depth: int
+) -> dict[int, float]:
+    """FTS5's candidates scored again with the project's statistics, the best ``depth`` kept."""
     scores = project_scores(conn, query, found, project)
     best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
     # A row FTS5 matched keeps a trace of its FTS5 order should no stem of it be found again.
