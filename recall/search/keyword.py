@@ -90,7 +90,7 @@ def keyword_candidates(
     if match is None or (only is not None and not only):
         return {}
     kind = table.value if table else None
-    if getattr(conn, "dialect", "sqlite") == "postgresql":  # tsvector and GIN (recall.pg.fulltext)
+    if _on_postgres(conn):
         from recall.pg.fulltext import candidates
 
         return candidates(conn, query, kind=kind, project=project, depth=depth, only=only)
@@ -111,12 +111,19 @@ def keyword_rowids(
     if match is None:
         return []
     kind = table.value if table else None
+    if _on_postgres(conn):
+        return list(keyword_candidates(conn, query, project=project, table=table, depth=depth))
     if project is None or not PROJECT_STATISTICS:
         return list(_ranked_rowids(conn, match, kind, project, depth))
     found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH))
     if len(found) <= depth:
         return list(found)
     return list(_rescored(conn, query, found, project, depth))
+
+
+def _on_postgres(conn: sqlite3.Connection) -> bool:
+    """A team server's store: keyword search is tsvector and GIN there (recall.pg.fulltext)."""
+    return getattr(conn, "dialect", "sqlite") == "postgresql"
 
 
 def _rescored(
