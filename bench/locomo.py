@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from timing import percentiles
 
+from recall.memory import Memory
 from recall.models import KIND_CODES, RecordKind, index_rowid, split_rowid
 from recall.search import hybrid, semantic
 from recall.search.embedder import Embedder, get_embedder
@@ -225,14 +226,19 @@ class Bench:
 
 
 def ingest(
-    conversations: list[Conversation], folder: Path, embedder: Embedder, *, shared: bool = False
+    conversations: list[Conversation],
+    folder: Path,
+    embedder: Embedder,
+    *,
+    shared: bool = False,
+    db: str | None = None,
 ) -> Bench:
     """Import each conversation into its own store (project = its id), then embed what is pending.
 
     ``shared`` puts all ten into one store instead, one project each, as a user's store holds many
     projects: bm25 statistics then come from every conversation (the project filter still holds)."""
     if shared:
-        one = Store(folder / "locomo.db")
+        one = Store(folder / "locomo.db") if db is None else Memory(db).store  # --db postgresql://
         stores = {c.sample_id: one for c in conversations}
     else:
         stores = {c.sample_id: Store(folder / f"{c.sample_id}.db") for c in conversations}
@@ -525,10 +531,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "turns": sum(c.turns for c in conversations),
         "runs": {},
     }
-    layouts = (True,) if args.shared_store else (False, True)
+    layouts = (True,) if args.shared_store or args.db else (False, True)
     for shared in layouts:
         with tempfile.TemporaryDirectory(prefix="recall-locomo-") as tmp:
-            bench = ingest(conversations, Path(tmp), embedder, shared=shared)
+            bench = ingest(conversations, Path(tmp), embedder, shared=shared, db=args.db)
             try:
                 name = "shared store" if shared else "per conversation"
                 results["questions"] = len(bench.questions)
@@ -632,6 +638,10 @@ def main() -> None:
         "--via-mcp",
         action="store_true",
         help="also load through MCP memory_dump and ask through memory_hybrid_search (summaries present)",
+    )
+    parser.add_argument(
+        "--db",
+        help="run the shared-store layout on this (empty) PostgreSQL database instead of SQLite (adr/0024)",
     )
     args = parser.parse_args()
     results = run(args)

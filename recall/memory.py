@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from recall.config import default_db_path
-from recall.errors import InvalidInput, ModelUnavailable, NotFound
+from recall.errors import InvalidInput, ModelUnavailable, NotFound, StoreUnavailable
 from recall.kinds import READABLE, TYPED, Kind, Ref, parse_kind
 from recall.project import ALL_PROJECTS, default_project, pinned_project
 from recall.results import Deduplicated, Page, Record, SearchResults, Stats
@@ -80,9 +80,13 @@ class Memory:
         """``project`` is the default for calls that name none; ``embed_on_write=False`` leaves new
         rows pending for ``embed`` (hooks use it: they must not wait for a model). ``bind`` keeps
         changes to one project."""
-        self.path = default_db_path(db)
+        from recall.pg import postgres_url
+
+        self.url = postgres_url(db)  # a PostgreSQL server instead of a file (recall.pg, adr/0024)
+        self.path = default_db_path(db) if self.url is None else _server_path(self.url)
         self._project = project
         self._bound = False
+        self._scopes: tuple[str, ...] | None = None  # a team member's projects (limit_to)
         self._embedder = embedder
         self.embed_on_write = embed_on_write
         self._store: Store | None = None
@@ -97,7 +101,7 @@ class Memory:
             if self._store is None:
                 from recall.store import Store
 
-                self._store = Store(self.path)
+                self._store = Store(self.path) if self.url is None else _server_store(self.url)
                 log.info("recall store opened: %s", self.path)
             return self._store
 
@@ -134,11 +138,34 @@ class Memory:
         else the current folder's repository."""
         if name == ALL_PROJECTS:
             raise InvalidInput("a record belongs to one project: name it, or leave project out")
-        return default_project(name or self._project)
+        return self._allowed_project(default_project(name or self._project))
 
     def scope(self, name: str | None = None) -> str | None:
         """Like ``project``, but ``"*"`` means every project (None)."""
+        if name == ALL_PROJECTS and self._scopes is not None and "*" not in self._scopes:
+            if len(self._scopes) == 1:
+                return self._scopes[0]
+            raise InvalidInput(f"this token opens projects {', '.join(self._scopes)}: name one of them")
         return None if name == ALL_PROJECTS else self.project(name)
+
+    def limit_to(self, projects: Sequence[str]) -> Self:
+        """Keep every call to ``projects`` (a team member's token scope, recall.team); ``*`` is all.
+
+        Why here: the team server hands each person a ``Memory``, and every read and change resolves
+        its project through ``project``/``scope`` and every row through ``find``, so one check covers
+        all of them."""
+        self._scopes = tuple(projects)
+        if "*" not in self._scopes:
+            self._project = self._project if self._project in self._scopes else self._scopes[0]
+        return self
+
+    def _allowed_project(self, project: str) -> str:
+        if self._scopes is None or "*" in self._scopes or project in self._scopes:
+            return project
+        raise InvalidInput(
+            f"project {project} is not open to this token (it opens {', '.join(self._scopes)}); "
+            "ask the server's admin for a token with it"
+        )
 
     def bind(self, project: str) -> Self:
         """Keep this memory's changes to ``project``: updating, superseding, reviewing or forgetting
@@ -266,9 +293,12 @@ class Memory:
 
         target = _ref(ref, kind, READABLE)
         try:
-            return Record.from_row(load_row(self.store, target.kind.value, target.id))
+            found = Record.from_row(load_row(self.store, target.kind.value, target.id))
         except NotFound:
             return None
+        if self._scopes is not None and "*" not in self._scopes and found.project not in self._scopes:
+            return None  # another project's row is not there for this token
+        return found
 
     def update(
         self,
@@ -937,6 +967,24 @@ class Memory:
         from adapters import HOSTS
 
         return [_adapter(name) for name in dict.fromkeys(hosts or HOSTS)]
+
+
+def _server_path(url: str) -> Path:
+    from recall.pg.compat import redact_url
+
+    return Path(redact_url(url))
+
+
+def _server_store(url: str) -> Store:
+    try:
+        import psycopg  # noqa: F401 - only the team extra installs it
+    except ImportError as exc:
+        raise StoreUnavailable(
+            "a postgresql:// database needs the team extra: pip install 'recall-memory[team]'"
+        ) from exc
+    from recall.pg.store import PgStore
+
+    return PgStore(url)
 
 
 def _ref(ref: RefLike | None, kind: str | Kind | None, allowed: Sequence[Kind]) -> Ref:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,10 +27,30 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "store" / "recall.db"
 
 
+# Modules whose tests also run on a PostgreSQL server (adr/0024): the same tests, the same API.
+BOTH_BACKENDS = frozenset({"test_records", "test_keyword_search", "test_forget", "test_pg_backend"})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run the store tests of ``BOTH_BACKENDS`` on SQLite and on PostgreSQL (``sqlite_only`` opts out)."""
+    if "backend" not in metafunc.fixturenames or metafunc.module.__name__ not in BOTH_BACKENDS:
+        return
+    if metafunc.definition.get_closest_marker("sqlite_only"):
+        return
+    metafunc.parametrize("backend", ["sqlite", "postgresql"])
+
+
 @pytest.fixture
-def memory(db_path: Path) -> Iterator[Memory]:
-    """The library API on a real file with the fast fake embedder; tests about meaning use the real model."""
-    with Memory(db_path, embedder=FakeEmbedder()) as opened:
+def backend() -> str:
+    return "sqlite"
+
+
+@pytest.fixture
+def memory(db_path: Path, backend: str, request: pytest.FixtureRequest) -> Iterator[Memory]:
+    """The library API on a real file with the fast fake embedder; tests about meaning use the real model.
+    On the ``postgresql`` backend, on a fresh database of a throwaway server instead of the file."""
+    db: str | Path = db_path if backend == "sqlite" else request.getfixturevalue("pg_url")
+    with Memory(db, embedder=FakeEmbedder()) as opened:
         yield opened
 
 
@@ -77,3 +98,20 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ):
         monkeypatch.delenv(name, raising=False)
     return folder
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """One throwaway PostgreSQL server for the whole run (tests/postgres.py); skips without the binaries."""
+    from postgres import serve
+
+    yield from serve()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty database on that server for one test."""
+    import re
+
+    name = "t_" + re.sub(r"\W", "_", request.node.name.lower())[:50]
+    return str(pg_server.create_database(name))

@@ -683,3 +683,32 @@ def test_codex_hooks_json_of_the_wrong_shape_is_refused_untouched(
     assert codex.connections(setup)[0].hooks == ["notify"]
     connect(setup, ["codex"], remove=True)
     assert hooks_file.read_bytes() == originals[hooks_file]
+
+
+def test_remote_points_agents_at_the_team_server_without_writing_the_token(
+    project: Path, home: Path, db_path: Path
+) -> None:
+    (project / ".mcp.json").write_text(CLAUDE_MCP)
+    args = ["--db", str(db_path), "connect", "--agent", "claude", "--remote", "https://recall.example.org/"]
+    result = CliRunner().invoke(cli, args, env={"RECALL_TOKEN": "rcl_secret_never_written"})
+    assert result.exit_code == 0, result.output
+    written = (project / ".mcp.json").read_text()
+    entry = json.loads(written)["mcpServers"]["recall"]
+    assert entry == {
+        "type": "http",
+        "url": "https://recall.example.org/mcp",
+        "headers": {"Authorization": "Bearer ${RECALL_TOKEN}"},
+    }
+    assert "rcl_secret_never_written" not in written and is_recall_server(entry)
+    assert json.loads(written)["mcpServers"]["sentry"] == {
+        "type": "http",
+        "url": "https://mcp.sentry.dev/mcp",
+    }
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and (project / ".mcp.json").read_text() == written
+    CliRunner().invoke(cli, ["--db", str(db_path), "disconnect", "--agent", "claude"])
+    assert (project / ".mcp.json").read_text() == CLAUDE_MCP
+    bad = CliRunner().invoke(
+        cli, ["--db", str(db_path), "connect", "--agent", "claude", "--remote", "ftp://x"]
+    )
+    assert bad.exit_code != 0

@@ -44,6 +44,7 @@ def import_claude(store: Store, folder: Path) -> dict:
     return run_import(store, [get_adapter("claude")], paths=[folder], embed_budget_seconds=0).to_dict()
 
 
+@pytest.mark.sqlite_only  # bytes on disk and snapshot files: the SQLite file's own guarantees
 @pytest.mark.parametrize("kind", [RecordKind.DECISION, RecordKind.LEARNING, RecordKind.BREADCRUMB])
 def test_a_forgotten_record_leaves_no_text_on_disk(
     memory: Memory, store: Store, db_path: Path, kind: RecordKind
@@ -90,6 +91,7 @@ def subagent_session(tmp_path: Path) -> tuple[Path, str, str]:
     return folder, plain, secretish
 
 
+@pytest.mark.sqlite_only  # bytes on disk and snapshot files: the SQLite file's own guarantees
 def test_a_forgotten_session_takes_everything_only_it_produced(
     memory: Memory,
     store: Store,
@@ -125,6 +127,7 @@ def test_a_forgotten_session_takes_everything_only_it_produced(
     assert store.connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
 
 
+@pytest.mark.sqlite_only  # bytes on disk and snapshot files: the SQLite file's own guarantees
 def test_a_forgotten_message_leaves_its_summary_and_never_comes_back(
     memory: Memory, store: Store, db_path: Path, tmp_path: Path
 ) -> None:
@@ -203,6 +206,7 @@ def test_the_command_forgets_any_kind_by_kind_hash_id(db_path: Path, subagent_se
     assert on_disk(db_path, plain) == {}
 
 
+@pytest.mark.sqlite_only  # bytes on disk and snapshot files: the SQLite file's own guarantees
 def test_forgetting_vectors_leaves_no_snapshot_and_no_index_in_the_process(
     memory: Memory, store: Store, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

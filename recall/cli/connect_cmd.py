@@ -39,6 +39,11 @@ dry_run_option = click.option("--dry-run", is_flag=True, help="Show the changes 
 )
 @global_option
 @click.option("--project", help="The project name to pin (default: from this git repository).")
+@click.option(
+    "--remote",
+    envvar="RECALL_REMOTE",
+    help="A team server (`recall serve`): agents use its MCP over HTTP with the token in RECALL_TOKEN.",
+)
 @dry_run_option
 @json_option
 @pass_app
@@ -49,6 +54,7 @@ def connect(
     instructions: bool,
     global_scope: bool,
     project: str | None,
+    remote: str | None,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -61,9 +67,16 @@ def connect(
     from recall.connect import connect as run_connect
     from recall.connect import detected_agents
 
-    setup = _setup(app, global_scope, project)
+    setup = _setup(app, global_scope, project, remote)
     chosen = list(agents) or detected_agents(setup.home)
     report = run_connect(setup, chosen, hooks=hooks, instructions=instructions, dry_run=dry_run)
+    if remote:
+        report.notes.append(
+            (
+                "recall",
+                f"agents reach {remote.rstrip('/')}/mcp with the token in RECALL_TOKEN: set it in their environment",
+            )
+        )
     if not hooks and not as_json:
         report.notes.append(("recall", "sessions are not captured by themselves yet: add --hooks"))
     _show(report, setup, dry_run=dry_run, as_json=as_json)
@@ -86,10 +99,12 @@ def disconnect(
     _show(report, setup, dry_run=dry_run, as_json=as_json)
 
 
-def _setup(app: AppContext, global_scope: bool, project: str | None) -> Setup:
+def _setup(app: AppContext, global_scope: bool, project: str | None, remote: str | None = None) -> Setup:
     from recall.connect import make_setup
 
-    return make_setup(app.memory.path, Path.cwd(), global_scope=global_scope, project=project)
+    if remote is not None and not remote.startswith(("http://", "https://")):
+        raise click.BadParameter("a team server's URL starts with http:// or https://", param_hint="--remote")
+    return make_setup(app.memory.path, Path.cwd(), global_scope=global_scope, project=project, remote=remote)
 
 
 def _show(report: Report, setup: Setup, *, dry_run: bool, as_json: bool) -> None:

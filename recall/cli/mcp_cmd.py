@@ -9,7 +9,7 @@ get 413. Nothing heavy is imported until the command runs.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -80,21 +80,32 @@ def mcp(
 
 def serve_http(server: MCPServer, host: str, port: int, token: str | None, allowed: tuple[str, ...]) -> None:
     """Bind first, then say where on stderr: with ``--port 0`` the line names the port chosen."""
-    import socket
-
-    import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from recall.http_guard import MAX_BODY_BYTES, HttpGuard
 
-    address = host.strip("[]")
     mcp_app = server.streamable_http_app(
         max_request_body_size=MAX_BODY_BYTES,
         # HttpGuard checks Host and Origin for every bind and spelling; the SDK's check knows three.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    auth = "bearer token required" if token else "no token"
+    guarded = HttpGuard(mcp_app, token=token, names=allowed)
+    listen(guarded, host, port, "recall mcp: Streamable HTTP on {url}/mcp (" + auth + ")")
+
+
+def listen(app: Any, host: str, port: int, said: str) -> None:
+    """Bind, say ``said`` (its ``{url}`` filled in) on stderr, then serve ``app`` (also `recall serve`)."""
+    import socket
+
+    import uvicorn
+
+    address = host.strip("[]")
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without it a response written in two parts (headers, then
+    # body) waits for the client's delayed ACK, 40 ms a call on Linux (bench/serve_load.py).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((address, port))
     except OSError as exc:
@@ -102,12 +113,8 @@ def serve_http(server: MCPServer, host: str, port: int, token: str | None, allow
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
     sock.listen(128)
     shown = f"[{address}]" if ":" in address else address
-    auth = "bearer token required" if token else "no token"
-    click.echo(
-        f"recall mcp: Streamable HTTP on http://{shown}:{sock.getsockname()[1]}/mcp ({auth})", err=True
-    )
-    guarded = HttpGuard(mcp_app, token=token, names=allowed)
-    uvicorn.Server(uvicorn.Config(guarded, log_level="warning")).run(sockets=[sock])
+    click.echo(said.replace("{url}", f"http://{shown}:{sock.getsockname()[1]}"), err=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 COMMANDS = [mcp]

@@ -46,7 +46,9 @@ class Report:
         return [f for f in self.files if any(step.action == "refused" for step in f.steps)]
 
 
-def make_setup(db_path: Path, cwd: Path, *, global_scope: bool, project: str | None = None) -> Setup:
+def make_setup(
+    db_path: Path, cwd: Path, *, global_scope: bool, project: str | None = None, remote: str | None = None
+) -> Setup:
     """Resolve everything a run pins: absolute database path, project root and name, how to start recall."""
     from recall.project import resolve_project
 
@@ -58,6 +60,7 @@ def make_setup(db_path: Path, cwd: Path, *, global_scope: bool, project: str | N
         project=None if global_scope else (project or resolve_project(root)),
         launcher=default_launcher(),
         global_scope=global_scope,
+        remote=remote,
     )
 
 

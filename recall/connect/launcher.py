@@ -43,12 +43,19 @@ class Setup:
     project: str | None  # pinned in project-scoped MCP entries; None for user-level ones
     launcher: tuple[str, ...]  # argv prefix that runs recall
     global_scope: bool = False
+    remote: str | None = None  # a team server (`recall serve`): agents talk to it over HTTP instead
 
     def argv(self, *args: str) -> list[str]:
         return [*self.launcher, "--db", str(self.db_path), *args]
 
     def mcp_entry(self, *, with_type: bool) -> dict[str, Any]:
-        """The JSON MCP server entry (``type: stdio`` for hosts whose schema carries it)."""
+        """The JSON MCP server entry (``type: stdio`` for hosts whose schema carries it); with a
+        remote, the team server's URL and a bearer header the host fills from ``RECALL_TOKEN`` (the
+        token itself never lands in a project file)."""
+        if self.remote:
+            remote: dict[str, Any] = {"type": "http"} if with_type else {}
+            remote.update(url=remote_mcp_url(self.remote), headers={"Authorization": TOKEN_HEADER})
+            return remote
         command, *args = self.argv("mcp")
         entry: dict[str, Any] = {"type": "stdio"} if with_type else {}
         entry.update(command=command, args=args)
@@ -77,8 +84,19 @@ def shell_join(argv: Sequence[str]) -> str:
     return subprocess.list2cmdline(argv) if os.name == "nt" else shlex.join(argv)
 
 
+TOKEN_HEADER = "Bearer ${RECALL_TOKEN}"
+
+
+def remote_mcp_url(remote: str) -> str:
+    return remote.rstrip("/") + "/mcp"
+
+
 def is_recall_server(entry: Any) -> bool:
-    """An MCP server entry (JSON object or TOML table) that starts recall's own server."""
+    """An MCP server entry (JSON object or TOML table) that starts recall's own server, or that
+    points at a team server with recall's token header (`recall connect --remote`)."""
+    if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+        headers = entry.get("headers")
+        return isinstance(headers, dict) and headers.get("Authorization") == TOKEN_HEADER
     argv = server_argv(entry)
     return len(argv) > 1 and argv[-1] == "mcp" and _runs_recall(argv)
 

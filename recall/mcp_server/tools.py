@@ -88,6 +88,10 @@ class ToolSpec:
 def memory(ctx: Context) -> Memory:
     """The ``Memory`` of the server answering this call."""
     server: Any = ctx.mcp_server
+    chooser = getattr(server, "memory_for_request", None)
+    if chooser is not None:  # a team server: the calling member's memory (recall.mcp_server.team_app)
+        chosen: Memory = chooser(ctx.request_context.request)
+        return chosen
     found: Memory = server.memory
     return found
 

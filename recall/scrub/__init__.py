@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from recall.scrub.context import CONTEXT_KINDS, CONTEXT_TRIGGERS, judge_pair
@@ -33,7 +33,7 @@ from recall.scrub.scan import Scanner
 from recall.scrub.tokens import TOKEN_KINDS, token_triggers
 from recall.scrub.urls import URL_KINDS, URL_TRIGGERS
 
-__all__ = ["KINDS", "Scrubbed", "make_scrubber", "scrub", "scrub_value"]
+__all__ = ["KINDS", "Scrubbed", "make_scrubber", "scrub", "scrub_short", "scrub_value"]
 
 KINDS: frozenset[str] = (
     TOKEN_KINDS | PREFIXED_KINDS | CONTEXT_KINDS | HEADER_KINDS | URL_KINDS | FLAG_KINDS | PROSE_KINDS
@@ -116,6 +116,18 @@ def scrub(text: str) -> Scrubbed:
     return _scrub_with(_scanner(), text)
 
 
+# Short strings recur throughout an import: a message's ``parent_uuid`` is the previous message's
+# ``uuid``, a result repeats its call's id, and tool names, models, branches and folders come back
+# in every session. ``scrub`` is pure, so a remembered result is the result.
+SHORT = 128
+_scrub_remembered = lru_cache(maxsize=16_384)(scrub)
+
+
+def scrub_short(text: str) -> Scrubbed:
+    """``scrub(text)``, remembered for short strings."""
+    return _scrub_remembered(text) if len(text) <= SHORT else scrub(text)
+
+
 def make_scrubber(without: frozenset[str]) -> Callable[[str], Scrubbed]:
     """A scrubber that lacks the vendor rules of the kinds in ``without``.
 
@@ -159,7 +171,7 @@ def scrub_value(value: Any) -> tuple[Any, tuple[str, ...]]:
     secret in any single string, yet the pair is one.
     """
     if isinstance(value, str):
-        result = scrub(value)
+        result = scrub_short(value)
         return result.text, result.kinds
     if isinstance(value, dict):
         kinds: list[str] = []

@@ -90,9 +90,46 @@ def keyword_candidates(
     if match is None or (only is not None and not only):
         return {}
     kind = table.value if table else None
+    if _on_postgres(conn):
+        from recall.pg.fulltext import candidates
+
+        return candidates(conn, query, kind=kind, project=project, depth=depth, only=only)
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
     found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH), only)
+    return _rescored(conn, query, found, project, depth)
+
+
+def keyword_rowids(
+    conn: sqlite3.Connection, query: str, *, project: str | None, table: RecordKind | None, depth: int
+) -> list[int]:
+    """The rowids ``keyword_candidates`` returns, for a caller that reads them but not their scores
+    (a near-duplicate check): when FTS5 finds no more than ``depth`` rows they are all returned
+    whatever their scores, so the project's statistics (counts over the whole project) are not read.
+    """
+    match = build_match(query)
+    if match is None:
+        return []
+    kind = table.value if table else None
+    if _on_postgres(conn):
+        return list(keyword_candidates(conn, query, project=project, table=table, depth=depth))
+    if project is None or not PROJECT_STATISTICS:
+        return list(_ranked_rowids(conn, match, kind, project, depth))
+    found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH))
+    if len(found) <= depth:
+        return list(found)
+    return list(_rescored(conn, query, found, project, depth))
+
+
+def _on_postgres(conn: sqlite3.Connection) -> bool:
+    """A team server's store: keyword search is tsvector and GIN there (recall.pg.fulltext)."""
+    return getattr(conn, "dialect", "sqlite") == "postgresql"
+
+
+def _rescored(
+    conn: sqlite3.Connection, query: str, found: dict[int, float], project: str, depth: int
+) -> dict[int, float]:
+    """FTS5's candidates scored again with the project's statistics, the best ``depth`` kept."""
     scores = project_scores(conn, query, found, project)
     best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
     # A row FTS5 matched keeps a trace of its FTS5 order should no stem of it be found again.

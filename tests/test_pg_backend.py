@@ -1,0 +1,145 @@
+"""The PostgreSQL backend (adr/0024): the schema matches SQLite's, and what only PostgreSQL does."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests_hostile import HOSTILE_TEXTS
+
+from recall.memory import Memory
+from recall.migrations import migrate
+from recall.pg import postgres_url
+from recall.pg.compat import redact_url, translate
+from recall.pg.fulltext import code_tokens
+from recall.search.embedder import FakeEmbedder
+
+KEY = "sk-ant-api03-" + "Q7x9" * 11
+
+
+def _pg_columns(url: str) -> dict[str, set[str]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+        ).fetchall()
+    out: dict[str, set[str]] = {}
+    for table, column in rows:
+        out.setdefault(table, set()).add(column)
+    return out
+
+
+def _sqlite_columns() -> dict[str, set[str]]:
+    lite = sqlite3.connect(":memory:", isolation_level=None)
+    migrate(lite)
+    tables = [
+        name
+        for (name,) in lite.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not name.startswith("search_index")
+    ]
+    return {table: {row[1] for row in lite.execute(f"PRAGMA table_info({table})")} for table in tables}
+
+
+def test_postgresql_holds_every_table_and_column_sqlite_does(pg_url: str) -> None:
+    Memory(pg_url).open().close()
+    pg = _pg_columns(pg_url)
+    for table, columns in _sqlite_columns().items():
+        assert table in pg, table
+        assert columns == pg[table], table
+    # and the typed row classes (recall.models) describe the PostgreSQL tables too
+    from recall.models import TABLES
+
+    for model in TABLES.values():
+        table = model.__table__  # type: ignore[attr-defined]
+        assert {column.name for column in table.columns} <= pg[table.name], table.name
+
+
+def test_opening_twice_applies_the_schema_once(pg_url: str) -> None:
+    import psycopg
+
+    from recall.pg.schema import apply_schema
+
+    Memory(pg_url).open().close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert apply_schema(conn) is False
+
+
+def test_the_url_or_recall_db_selects_postgresql(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert postgres_url("postgresql://u:secret@host/db") == "postgresql://u:secret@host/db"
+    assert postgres_url("postgresql+psycopg://u@host/db") == "postgresql://u@host/db"
+    assert postgres_url(tmp_path / "x.db") is None and postgres_url(str(tmp_path / "x.db")) is None
+    monkeypatch.setenv("RECALL_DB", "postgres://u@host/db")
+    assert postgres_url(None) == "postgresql://u@host/db"
+    assert redact_url("postgresql://u:secret@host/db") == "postgresql://u:***@host/db"
+
+
+def test_an_unreachable_server_is_one_line_without_the_password() -> None:
+    from recall.errors import StoreUnavailable
+
+    memory = Memory("postgresql://u:hunter2@/nothing?host=/nonexistent-dir&port=1", embedder=FakeEmbedder())
+    with pytest.raises(StoreUnavailable) as caught:
+        memory.add("decision", "x", project="p")
+    assert "hunter2" not in str(caught.value) and "check that the server runs" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT a FROM t WHERE b = ? AND c LIKE '%?%'", "SELECT a FROM t WHERE b = %s AND c ILIKE '%%?%%'"),
+        ("INSERT OR IGNORE INTO forgotten (digest) VALUES (?)", "ON CONFLICT DO NOTHING"),
+        ("SELECT x FROM (SELECT 1 AS x) ORDER BY x", "(SELECT 1 AS x) AS _sub"),
+        ("UPDATE t SET c = max(c, ?) WHERE id = ?", "greatest(c, %s)"),
+        ("SELECT 1 FROM t WHERE v IS ?", "IS NOT DISTINCT FROM %s"),
+        ("SELECT id FROM t WHERE id IN (SELECT value FROM json_each(?))", "value::bigint"),
+    ],
+)
+def test_sqlite_statements_are_rewritten_for_postgresql(sql: str, expected: str) -> None:
+    assert expected in translate(sql, frozenset(), frozenset(), ())[0]
+
+
+def test_code_tokens_are_searched_whole(memory: Memory, backend: str) -> None:
+    snake = memory.add("learning", "call parse_config_file before the server starts", project="p")
+    memory.add("learning", "parse the config file by hand", project="p", force=True)
+    hits = memory.search("parse_config_file", mode="keyword", project="p").hits
+    assert hits[0].ref == str(snake.ref)
+    assert code_tokens("why does os.path.join fail in src/x.py?") == ["os.path.join", "src/x.py"]
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS, ids=[repr(t)[:24] for t in HOSTILE_TEXTS])
+def test_hostile_text_never_errors_and_is_stored_as_given(memory: Memory, text: str) -> None:
+    added = memory.add("learning", f"note {text}", project="p", force=True)
+    for mode in ("keyword", "semantic", "hybrid"):
+        assert isinstance(memory.search(text, mode=mode, project="p").hits, tuple)
+    assert memory.get(added.ref).data["content"].startswith("note")
+
+
+def test_a_forgotten_record_leaves_the_index_and_the_vectors(memory: Memory, backend: str) -> None:
+    kept = memory.add("decision", "Ship the migration on Friday", project="p")
+    gone = memory.add("decision", "Ship the invoices on Monday", project="p")
+    assert {hit.ref for hit in memory.search("ship", mode="keyword", project="p").hits} == {
+        str(kept.ref),
+        str(gone.ref),
+    }
+    memory.forget(gone.ref)
+    assert [hit.ref for hit in memory.search("ship", mode="keyword", project="p").hits] == [str(kept.ref)]
+    assert [hit.ref for hit in memory.search("invoices monday", mode="semantic", project="p").hits] != [
+        str(gone.ref)
+    ]
+    with memory.store.reading() as conn:
+        left: Any = conn.execute("SELECT count(*) FROM embeddings WHERE row_id = ?", (gone.id,)).fetchone()
+    assert left[0] == 0
+
+
+def test_scrubbing_and_provenance_hold_on_both(memory: Memory, backend: str) -> None:
+    added = memory.add(
+        "decision",
+        f"Deploy with key {KEY}",
+        project="p",
+        metadata={"note": "password=hunter2hunter2"},
+    )
+    row = memory.get(added.ref).data
+    assert KEY not in row["content"] and "hunter2hunter2" not in str(row["meta"])
+    assert row["provenance"] == "user_authored" and added.redacted
