@@ -143,3 +143,21 @@ def test_scrubbing_and_provenance_hold_on_both(memory: Memory, backend: str) -> 
     row = memory.get(added.ref).data
     assert KEY not in row["content"] and "hunter2hunter2" not in str(row["meta"])
     assert row["provenance"] == "user_authored" and added.redacted
+
+
+def test_very_common_words_only_rank_when_the_query_has_rarer_ones(pg_url: str) -> None:
+    from recall.pg import fulltext
+
+    memory = Memory(pg_url, embedder=FakeEmbedder(), embed_on_write=False)
+    for n in range(120):
+        memory.add("learning", f"deploy note number {n} about servers", project="p", force=True)
+    rare = memory.add("learning", "deploy the zeppelin carefully", project="p", force=True)
+    store: Any = memory.store
+    store.pg.raw.execute("ANALYZE search_index")
+    fulltext._SHARES.clear()
+    found = fulltext.candidates(store.pg, "deploy zeppelin", kind=None, project="p", depth=50)
+    assert list(found) == [rare.id * 8 + 2]  # only rows with the rare word were scored
+    assert len(fulltext.candidates(store.pg, "deploy", kind=None, project="p", depth=500)) == 121
+    hits = memory.search("deploy zeppelin", mode="keyword", project="p").hits
+    assert hits[0].ref == str(rare.ref)
+    memory.close()
