@@ -221,40 +221,50 @@ class Store:
         was queued again since (recall.summary_queue.summarise_session).
         """
         with self.transaction() as writer:
-            session = self._conn.execute(
-                "SELECT project, coalesce(ended_at, started_at) AS happened FROM sessions WHERE id = ?",
-                (session_id,),
-            ).fetchone()
-            if session is None:
-                raise NotFound(f"no session with id {session_id}")
-            if due_generation is not None:
-                writer.summary_done(session_id, due_generation)
-            values = {
-                "title": draft.title,
-                "content": draft.content,
-                "meta": draft.meta,
-                "importance": importance,
-            }
-            existing = self._conn.execute(
-                "SELECT id, title, content FROM session_summaries WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            if existing is not None and (existing["title"], existing["content"]) == (
-                draft.title,
-                draft.content,
-            ):
-                return int(existing["id"])
-            if existing is None:
-                # A summary dates from its session, so catch-up lists old imports by when they happened.
-                dated = {"created_at": session["happened"]} if session["happened"] else {}
-                summary_id = writer.insert(
-                    "session_summaries",
-                    {"project": session["project"], "session_id": session_id, **dated, **values},
-                    Provenance.DERIVED,
-                )
-            else:
-                summary_id = int(existing[0])
-                writer.update("session_summaries", summary_id, values)
+            summary_id = self.write_summary_in(writer, session_id, draft, importance, due_generation)
+        if summary_id is None:
+            raise NotFound(f"no session with id {session_id}")
         return summary_id
+
+    def write_summary_in(
+        self,
+        writer: Writer,
+        session_id: int,
+        draft: SummaryDraft,
+        importance: int = 5,
+        due_generation: int | None = None,
+    ) -> int | None:
+        """``write_summary`` inside a transaction the caller holds (several summaries share one);
+        None when the session is gone."""
+        session = self._conn.execute(
+            "SELECT project, coalesce(ended_at, started_at) AS happened FROM sessions WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+        if session is None:
+            return None
+        if due_generation is not None:
+            writer.summary_done(session_id, due_generation)
+        values = {
+            "title": draft.title,
+            "content": draft.content,
+            "meta": draft.meta,
+            "importance": importance,
+        }
+        existing = self._conn.execute(
+            "SELECT id, title, content FROM session_summaries WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if existing is not None and (existing["title"], existing["content"]) == (draft.title, draft.content):
+            return int(existing["id"])
+        if existing is None:
+            # A summary dates from its session, so catch-up lists old imports by when they happened.
+            dated = {"created_at": session["happened"]} if session["happened"] else {}
+            return writer.insert(
+                "session_summaries",
+                {"project": session["project"], "session_id": session_id, **dated, **values},
+                Provenance.DERIVED,
+            )
+        writer.update("session_summaries", int(existing[0]), values)
+        return int(existing[0])
 
     # -- extraction (recall.store.extracted) ------------------------------------------------------
 
