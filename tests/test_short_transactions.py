@@ -276,7 +276,7 @@ def test_summaries_of_many_sessions_share_transactions_and_say_the_same(
 
 def test_sessions_waiting_for_their_parent_are_found_through_an_index(store: Store) -> None:
     """Each import transaction links children to parents that arrived (``_link_parents``): through
-    m0014's partial index it visits only sessions still waiting, not every session."""
+    m0015's partial index it visits only sessions still waiting, not every session."""
     plan = " ".join(
         row[3]
         for row in store.connection.execute(
