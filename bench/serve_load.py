@@ -245,7 +245,7 @@ def load_messages(url: str, total: int, projects: int = 10, per_session: int = 2
         copied = time.perf_counter() - started
         conn.execute(
             "INSERT INTO search_index (rowid, kind, project, words, tokens) SELECT id * 8 + 5, 'message', "
-            "project, recall_words(content, coalesce(tool_name, ''), ''), "
+            "project, recall_words(content, coalesce(tool_name, ''), '') || recall_scope('message', project), "
             "recall_code_tokens(content || ' ' || coalesce(tool_name, '')) FROM messages "
             "ON CONFLICT (rowid) DO NOTHING"
         )
@@ -263,7 +263,9 @@ def search_queries(count: int) -> list[tuple[str, str]]:
 def run_search(url: str, home: Path, total: int, queries: int) -> dict[str, Any]:
     from recall.memory import Memory
 
-    loaded = load_messages(url, total) if total else {"messages": 0}
+    loaded = (
+        load_messages(url, total) if total else {"messages": pg_count(url, "SELECT count(*) FROM messages")}
+    )
     asked = search_queries(queries)
     library: list[float] = []
     with Memory(url) as memory:

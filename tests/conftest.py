@@ -112,6 +112,7 @@ def pg_server() -> Iterator[Any]:
 def pg_url(pg_server: Any, request: pytest.FixtureRequest) -> str:
     """A fresh, empty database on that server for one test."""
     import re
+    import uuid
 
-    name = "t_" + re.sub(r"\W", "_", request.node.name.lower())[:50]
+    name = "t_" + re.sub(r"\W", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:8]
     return str(pg_server.create_database(name))

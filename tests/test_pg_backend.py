@@ -145,7 +145,9 @@ def test_scrubbing_and_provenance_hold_on_both(memory: Memory, backend: str) -> 
     assert row["provenance"] == "user_authored" and added.redacted
 
 
-def test_very_common_words_only_rank_when_the_query_has_rarer_ones(pg_url: str) -> None:
+def test_very_common_words_only_rank_when_the_query_has_rarer_ones(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from recall.pg import fulltext
 
     memory = Memory(pg_url, embedder=FakeEmbedder(), embed_on_write=False)
@@ -155,9 +157,47 @@ def test_very_common_words_only_rank_when_the_query_has_rarer_ones(pg_url: str) 
     store: Any = memory.store
     store.pg.raw.execute("ANALYZE search_index")
     fulltext._SHARES.clear()
+    fulltext._ROWS.clear()
+    # a small index: every row holding any term is scored, the rare word first (its idf is larger)
+    found = fulltext.candidates(store.pg, "deploy zeppelin", kind=None, project="p", depth=500)
+    assert len(found) == 121 and max(found, key=found.__getitem__) == rare.id * 8 + 2
+    # as if the index were large: the common word no longer finds rows, it only ranks them
+    monkeypatch.setattr(fulltext, "SMALL_INDEX_ROWS", 10)
+    monkeypatch.setattr(fulltext, "COMMON_ROWS", 50)
     found = fulltext.candidates(store.pg, "deploy zeppelin", kind=None, project="p", depth=50)
-    assert list(found) == [rare.id * 8 + 2]  # only rows with the rare word were scored
+    assert list(found) == [rare.id * 8 + 2]
     assert len(fulltext.candidates(store.pg, "deploy", kind=None, project="p", depth=500)) == 121
     hits = memory.search("deploy zeppelin", mode="keyword", project="p").hits
     assert hits[0].ref == str(rare.ref)
     memory.close()
+
+
+def test_stop_words_alone_find_nothing_in_a_project(memory: Memory, backend: str) -> None:
+    memory.add("learning", "the build uses make", project="p")
+    assert memory.search("the", mode="keyword", project="p").hits == () or backend == "sqlite"
+    assert (
+        memory.search("the of and", mode="keyword", project="p", kind="learning").hits == ()
+        or backend == "sqlite"
+    )
+
+
+def test_the_turns_after_a_message_are_found_alike_on_both(memory: Memory, backend: str) -> None:
+    from recall.rowkinds import index_rowid
+    from recall.search.hybrid import following_turns
+    from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
+
+    kinds = [MessageKind.TEXT, MessageKind.TEXT, MessageKind.TOOL_CALL, MessageKind.TEXT, MessageKind.TEXT]
+    messages = tuple(
+        TranscriptMessage(key=f"k{n}", role=Role.USER, text=f"turn {n}", origin=Origin.HUMAN, kind=kind)
+        for n, kind in enumerate(kinds)
+    )
+    memory.store.import_transcripts(
+        [Transcript(host="claude", external_id="s", messages=messages)], project="p"
+    )
+    with memory.store.reading() as conn:
+        ids = [int(row[0]) for row in conn.execute("SELECT id FROM messages ORDER BY ordinal").fetchall()]
+        found = following_turns(conn, [index_rowid(5, ids[0]), index_rowid(5, ids[3])])
+    assert found == {
+        index_rowid(5, ids[0]): [index_rowid(5, ids[1]), index_rowid(5, ids[3])],  # the tool call is skipped
+        index_rowid(5, ids[3]): [index_rowid(5, ids[4])],
+    }

@@ -110,6 +110,8 @@ class PgConnection:
         except psycopg.Error as exc:
             raise StoreUnavailable(describe_pg_error(exc, url)) from exc
         self._raw.adapters.register_loader("numeric", _NumericLoader)
+        # A keyword search's bitmap of matching rows stays exact (not lossy pages rechecked row by row).
+        self._raw.execute(b"SET work_mem = '32MB'")
         self.url = url
         self._keys = dict(conflict_keys)
         self._id_tables = frozenset(id_tables)
@@ -280,6 +282,7 @@ def translate(
     )
     text = _JSON_EXTRACT.sub(r"(\1::jsonb ->> '\2')", text)
     text = re.sub(r"\binstr\(", "strpos(", text, flags=re.IGNORECASE)
+    text = _LATERAL.sub(_lateral, text)
     text = _alias_subqueries(text)
     text = _insert_or(text, dict(keys))
     text = _qualify_upsert(text)
@@ -305,6 +308,21 @@ def _qualify_upsert(text: str) -> str:
         return text
     bare = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, assigned)) + r")\b(?!\s*=[^=])")
     return head + bare.sub(lambda m: f"{table}.{m.group(1)}", tail)
+
+
+_LATERAL = re.compile(
+    r"JOIN\s+(\w+)\s+(\w+)\s+ON\s+\2\.id\s+IN\s+\(\s*SELECT\s+(\w+)\.id\s+FROM\s+\1\s+\3\s+"
+    r"(WHERE.*?ORDER\s+BY\s+\3\.(\w+)\s+LIMIT\s+\d+)\s*\)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _lateral(match: re.Match[str]) -> str:
+    """``JOIN t n ON n.id IN (SELECT p.id FROM t p WHERE <correlated> ORDER BY p.x LIMIT k)``, the
+    next rows of each row: PostgreSQL runs that subquery once per pair of rows (a fifth of a second
+    for 50 search hits), a LATERAL join once per row."""
+    table, alias, inner, body, order = match.groups()
+    return f"JOIN LATERAL (SELECT {inner}.id, {inner}.{order} FROM {table} {inner} {body}) {alias} ON true"
 
 
 _FROM_PAREN = re.compile(r"\bFROM\s*\(", re.IGNORECASE)

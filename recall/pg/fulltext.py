@@ -11,6 +11,8 @@ lexemes built here from a closed alphabet. So any query gives hits or none, neve
 
 from __future__ import annotations
 
+import hashlib
+import math
 import re
 import threading
 import time
@@ -22,8 +24,11 @@ from recall.search.fts_query import _lex, _Term, match_terms
 MAX_TERMS = 32
 _CODE_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.:/-]+[A-Za-z0-9_]+)+|[A-Za-z0-9]*_[A-Za-z0-9_]*")
 CODE_WEIGHT = 2.0  # a whole code token is rarer, and more telling, than its stemmed parts
-COMMON_SHARE = 0.01  # a term in more rows than this only ranks, when the query has rarer terms
-CANDIDATE_CAP = 5000  # rows scored at most per query (bench/serve_load.py: p95 at a million messages)
+WEIGHTS = "'{0.1, 0.8, 0.5, 1.0}'"  # ts_rank weights of D, C (tags), B (detail), A (content): bm25's
+SMALL_INDEX_ROWS = 50_000  # below, every match is found and scored, as FTS5 does
+COMMON_ROWS = 10_000  # above SMALL_INDEX_ROWS, a term in more rows only ranks when rarer ones remain
+COUNT_CAP = COMMON_ROWS + 1
+CANDIDATE_CAP = 2000  # rows scored at most per query on a large index (bench/serve_load.py)
 STATS_TTL_S = 300.0
 
 
@@ -35,31 +40,45 @@ def code_tokens(query: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class WordsQuery:
-    """The stemmed query: ``rank`` scores a row, ``find`` picks the rows to score (the same unless
-    very common terms were left out of it), each a SQL expression with its parameters."""
+    """The stemmed query: ``find`` picks the rows to score, ``rank`` scores one (``c.words``), each a
+    SQL expression with its parameters."""
 
-    rank: tuple[str, list[str]]
     find: tuple[str, list[str]]
+    rank: tuple[str, list[str]]
 
 
 def words_query(query: str, conn: Any | None = None) -> WordsQuery | None:
     """The terms ORed as ``build_match`` does, or, when the query says AND, OR or NOT between terms,
-    joined as it says. With ``conn``, terms in more than ``COMMON_SHARE`` of the rows are left out of
-    ``find`` when rarer ones remain: they would match a large part of the table for a sliver of
-    relevance (bm25 gives them almost none), and they still count in ``rank``."""
+    joined as it says. With ``conn`` each term's score is weighted by its bm25 idf, and on a large
+    index a term in more than ``COMMON_ROWS`` rows is left out of ``find`` when rarer ones remain
+    (only common ones: the rarest finds): it would match a large part of the table for a sliver of
+    relevance, and it still counts in ``rank``."""
     items = _lex(query)
     if any(isinstance(item, str) for item in items):
         explicit = _with_operators(items)
-        return None if explicit is None else WordsQuery(explicit, explicit)
+        if explicit is None:
+            return None
+        return WordsQuery(explicit, (f"ts_rank({WEIGHTS}, c.words, ({explicit[0]}))", explicit[1]))
     terms = [_Term(pieces, prefix) for pieces, prefix in match_terms(query)[:MAX_TERMS]]
     if not terms:
         return None
-    ranked = _ored(terms)
-    if conn is None or len(terms) < 2:
-        return WordsQuery(ranked, ranked)
-    shares = term_shares(conn, terms)
-    rare = [term for term, share in zip(terms, shares, strict=True) if share < COMMON_SHARE]
-    return WordsQuery(ranked, _ored(rare) if rare else ranked)
+    found = [_term_sql(term) for term in terms]
+    if conn is None:
+        return WordsQuery(_ored(terms), _weighted(found, [1.0] * len(found)))
+    counts, total = term_counts(conn, found)
+    weights = [math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts]
+    rare = list(range(len(terms)))
+    if total > SMALL_INDEX_ROWS:
+        rare = [i for i, n in enumerate(counts) if n <= COMMON_ROWS] or [min(rare, key=counts.__getitem__)]
+    return WordsQuery(_ored([terms[i] for i in rare]), _weighted(found, weights))
+
+
+def _weighted(found: list[tuple[str, str]], weights: list[float]) -> tuple[str, list[str]]:
+    parts = [
+        f"{weight:.4f} * ts_rank({WEIGHTS}, c.words, {sql})"
+        for (sql, _), weight in zip(found, weights, strict=True)
+    ]
+    return " + ".join(parts), [param for _, param in found]
 
 
 def _ored(terms: list[_Term]) -> tuple[str, list[str]]:
@@ -94,23 +113,33 @@ def _term_sql(term: _Term) -> tuple[str, str]:
     return "phraseto_tsquery('english', %s)", " ".join(term.pieces)
 
 
-def term_shares(conn: Any, terms: list[_Term]) -> list[float]:
-    """For each term, the share of indexed rows holding it (a phrase: its rarest word), from the
-    lexeme statistics ANALYZE keeps (``pg_stats.most_common_elems``); a word not listed there is rarer
-    than every listed one, so 0."""
-    frequencies = _lexeme_shares(conn)
-    if not frequencies:
-        return [0.0 for _ in terms]
-    words = [" ".join(term.pieces) for term in terms]
-    rows = conn.raw.execute(
-        b"SELECT n, tsvector_to_array(to_tsvector('english', w)) FROM unnest(%s::text[]) WITH ORDINALITY AS u(w, n)",
-        (words,),
-    ).fetchall()
-    lexemes = {int(n): list(found or []) for n, found in rows}
-    return [
-        min((frequencies.get(lexeme, 0.0) for lexeme in lexemes.get(index, [])), default=0.0)
-        for index in range(1, len(terms) + 1)
-    ]
+def term_counts(conn: Any, found: list[tuple[str, str]]) -> tuple[list[int], int]:
+    """How many rows hold each term, and how many rows the index holds. A term whose words are all
+    among the lexemes ANALYZE lists as most common (``pg_stats``) is counted from their share; any
+    other is counted in the index, at most ``COUNT_CAP`` rows (beyond, only "common" matters)."""
+    total = max(_index_rows(conn), 1)
+    shares = _lexeme_shares(conn)
+    listed: dict[int, int] = {}
+    if shares:
+        words = [param.replace("'", " ").replace(":*", " ").replace("<->", " ") for _, param in found]
+        rows = conn.raw.execute(
+            b"SELECT n, tsvector_to_array(to_tsvector('english', w)) FROM unnest(%s::text[]) "
+            b"WITH ORDINALITY AS u(w, n)",
+            (words,),
+        ).fetchall()
+        for n, lexemes in rows:
+            if lexemes and all(lexeme in shares for lexeme in lexemes):
+                listed[int(n) - 1] = int(min(shares[lexeme] for lexeme in lexemes) * total)
+    unlisted = [i for i in range(len(found)) if i not in listed]
+    counted: dict[int, int] = {}
+    if unlisted:
+        counts = ", ".join(
+            f"(SELECT count(*) FROM (SELECT 1 FROM search_index WHERE words @@ {found[i][0]} LIMIT {COUNT_CAP}) x)"
+            for i in unlisted
+        )
+        row = conn.raw.execute(f"SELECT {counts}".encode(), [found[i][1] for i in unlisted]).fetchone()
+        counted = dict(zip(unlisted, (int(n) for n in row), strict=True))
+    return [listed[i] if i in listed else counted[i] for i in range(len(found))], total
 
 
 _SHARES: dict[str, tuple[float, dict[str, float]]] = {}
@@ -118,7 +147,7 @@ _SHARES_LOCK = threading.Lock()
 
 
 def _lexeme_shares(conn: Any) -> dict[str, float]:
-    """lexeme → share of rows, refreshed every ``STATS_TTL_S`` per database."""
+    """lexeme → share of rows, for the most common lexemes ANALYZE keeps (every ``STATS_TTL_S``)."""
     with _SHARES_LOCK:
         cached = _SHARES.get(conn.url)
         if cached is not None and time.monotonic() - cached[0] < STATS_TTL_S:
@@ -130,6 +159,35 @@ def _lexeme_shares(conn: Any) -> dict[str, float]:
         shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
         _SHARES[conn.url] = (time.monotonic(), shares)
         return shares
+
+
+_ROWS: dict[str, tuple[float, int]] = {}
+_ROWS_LOCK = threading.Lock()
+
+
+def _index_rows(conn: Any) -> int:
+    """Rows in ``search_index``: the planner's estimate (exact count while the table is small or
+    never analysed), refreshed every ``STATS_TTL_S`` per database."""
+    with _ROWS_LOCK:
+        cached = _ROWS.get(conn.url)
+        if cached is not None and time.monotonic() - cached[0] < STATS_TTL_S:
+            return cached[1]
+        row = conn.raw.execute(
+            b"SELECT reltuples::bigint FROM pg_class WHERE oid = 'search_index'::regclass"
+        ).fetchone()
+        estimate = int(row[0]) if row and row[0] is not None else -1
+        if estimate < SMALL_INDEX_ROWS:
+            estimate = int(conn.raw.execute(b"SELECT count(*) FROM search_index").fetchone()[0])
+        _ROWS[conn.url] = (time.monotonic(), estimate)
+        return estimate
+
+
+def scope_query(kind: str | None, project: str | None) -> str:
+    """The kind and project lexemes a row must hold (``recall_scope`` in recall.pg.schema)."""
+    terms = [f"'~p:{hashlib.md5(project.encode('utf-8', 'surrogatepass')).hexdigest()}'"] if project else []
+    if kind:
+        terms.append(f"'~k:{re.sub(r'[^a-z_]', '', kind)}'")
+    return " & ".join(terms)
 
 
 def candidates(
@@ -144,31 +202,41 @@ def candidates(
     if words is None and not tokens or depth <= 0:
         return {}
     (rank_sql, rank_params), (find_sql, find_params) = (
-        (words.rank, words.find) if words is not None else (("''::tsquery", []), ("''::tsquery", []))
+        (words.rank, words.find) if words is not None else (("0", []), ("''::tsquery", []))
     )
     token_query = " | ".join(f"'{token}'" for token in tokens)
-    found = ["s.words @@ q.f"] if words is not None else []
+    # The queries are written into the statement (not joined from a CTE) so the planner sees them
+    # and picks the GIN index; kind and project are lexemes of ``words`` (recall_scope), so one GIN
+    # scan intersects them with the words instead of a second index scan over the whole project.
+    scope = scope_query(kind, project)
+    found: list[str] = []
+    params: list[Any] = []
+    if words is not None:
+        # numnode: a query of stop words only is empty, and empty && scope would match the whole scope
+        found.append(
+            f"(s.words @@ (({find_sql}) && %s::tsquery) AND numnode({find_sql}) > 0)"
+            if scope
+            else f"s.words @@ ({find_sql})"
+        )
+        params.extend([*find_params, scope, *find_params] if scope else find_params)
     if tokens:
-        found.append("s.tokens @@ q.t")
+        found.append(
+            "(s.tokens @@ %s::tsquery AND s.words @@ %s::tsquery)" if scope else "s.tokens @@ %s::tsquery"
+        )
+        params.extend([token_query, *([scope] if scope else [])])
     where = [f"({' OR '.join(found)})"]
-    scope: list[Any] = []
-    if project is not None:
-        where.append("s.project = %s")
-        scope.append(project)
-    if kind is not None:
-        where.append("s.kind = %s")
-        scope.append(kind)
     if only is not None:
         where.append("s.rowid = ANY(%s)")
-        scope.append(sorted(only))
-    code_rank = f" + {CODE_WEIGHT} * ts_rank(c.tokens, q.t)" if tokens else ""
+        params.append(sorted(only))
+    code_rank = f" + {CODE_WEIGHT} * ts_rank(c.tokens, %s::tsquery)" if tokens else ""
+    capped = _index_rows(conn) > SMALL_INDEX_ROWS  # a small index scores every match
     sql = (
-        f"WITH q AS (SELECT ({rank_sql}) AS w, ({find_sql}) AS f, %s::tsquery AS t), "
-        "c AS MATERIALIZED (SELECT s.rowid, s.words, s.tokens FROM search_index s, q "
-        f"WHERE {' AND '.join(where)} LIMIT %s) "
-        f"SELECT c.rowid, ts_rank('{{0.1, 0.8, 0.5, 1.0}}', c.words, q.w){code_rank} AS score "
-        "FROM c, q ORDER BY score DESC, c.rowid LIMIT %s"
+        "WITH c AS MATERIALIZED (SELECT s.rowid, s.words, s.tokens FROM search_index s "
+        f"WHERE {' AND '.join(where)}{' LIMIT %s' if capped else ''}) "
+        f"SELECT c.rowid, ({rank_sql}){code_rank} AS score FROM c ORDER BY score DESC, c.rowid LIMIT %s"
     )
-    params = (*rank_params, *find_params, token_query or "", *scope, CANDIDATE_CAP, depth)
+    params.extend(
+        [*([CANDIDATE_CAP] if capped else []), *rank_params, *([token_query] if tokens else []), depth]
+    )
     rows = conn.raw.execute(sql.encode(), params).fetchall()
     return {int(rowid): float(score) for rowid, score in rows}

@@ -69,6 +69,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
         WHERE length(m[1]) < 200
     )), ''::tsvector)
 $$;
+CREATE OR REPLACE FUNCTION recall_scope(kind TEXT, project TEXT) RETURNS TSVECTOR
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT array_to_tsvector(ARRAY['~k:' || kind, '~p:' || md5(project)])
+$$;
 CREATE OR REPLACE FUNCTION recall_words(content TEXT, detail TEXT, tags TEXT) RETURNS TSVECTOR
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT setweight(to_tsvector('english', left(content, 500000)), 'A')
@@ -76,6 +80,14 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
         || setweight(to_tsvector('english', tags), 'C')
 $$;
 """
+
+
+# Rows indexed before the kind and project lexemes were part of ``words`` get them (runs only when
+# the schema digest changes; a row that has them is left alone).
+SCOPE_BACKFILL = (
+    "UPDATE search_index SET words = words || recall_scope(kind, project) "
+    "WHERE NOT words @@ quote_literal('~p:' || md5(project))::tsquery"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +140,7 @@ def _translate_schema(lite: sqlite3.Connection) -> PgSchema:
         )
     statements.append(FULLTEXT)
     statements.extend(_index_triggers())
+    statements.append(SCOPE_BACKFILL)
     statements.extend(team_statements())
     digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
     return PgSchema(tuple(statements), columns, conflict_keys, id_tables, digest)
@@ -212,7 +225,8 @@ def _index_triggers() -> list[str]:
             "BEGIN\n"
             f"    IF TG_OP = 'DELETE' THEN DELETE FROM search_index WHERE rowid = OLD.id * 8 + {code}; RETURN NULL; END IF;\n"
             "    INSERT INTO search_index (rowid, kind, project, words, tokens) VALUES (\n"
-            f"        NEW.id * 8 + {code}, '{kind.value}', NEW.project, recall_words({content}, {detail}, {tags}),\n"
+            f"        NEW.id * 8 + {code}, '{kind.value}', NEW.project,\n"
+            f"        recall_words({content}, {detail}, {tags}) || recall_scope('{kind.value}', NEW.project),\n"
             f"        recall_code_tokens({content} || ' ' || {detail}))\n"
             "    ON CONFLICT (rowid) DO UPDATE SET project = excluded.project, words = excluded.words,\n"
             "        tokens = excluded.tokens;\n"
