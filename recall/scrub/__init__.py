@@ -19,29 +19,60 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from recall.scrub.context import CONTEXT_KINDS, CONTEXT_TRIGGERS, judge_pair
-from recall.scrub.encoded import ENCODED_KINDS, encoded_triggers
-from recall.scrub.flags import FLAG_KINDS, FLAG_TRIGGERS
-from recall.scrub.generated import GENERATED_KINDS, generated_runs
-from recall.scrub.headers import HEADER_KINDS, HEADER_TRIGGERS
 from recall.scrub.invisible import strip_invisible
-from recall.scrub.prefixed import PREFIXED_KINDS, PREFIXED_TRIGGERS
-from recall.scrub.prose import PROSE_KINDS, PROSE_TRIGGERS
 from recall.scrub.scan import Scanner
-from recall.scrub.tokens import TOKEN_KINDS, token_triggers
-from recall.scrub.urls import URL_KINDS, URL_TRIGGERS
+
+if TYPE_CHECKING:
+    from recall.scrub.finding import Finding
 
 __all__ = ["KINDS", "Scrubbed", "make_scrubber", "scrub", "scrub_short", "scrub_value"]
 
-KINDS: frozenset[str] = (
-    TOKEN_KINDS | PREFIXED_KINDS | CONTEXT_KINDS | HEADER_KINDS | URL_KINDS | FLAG_KINDS | PROSE_KINDS
-) | (ENCODED_KINDS | GENERATED_KINDS)
+# The layers are imported when the first scanner is built, not with this package: a command that
+# only reads (a keyword search strips invisible characters from its query) does not pay for their
+# compiled patterns, a fifth of `recall search`'s instructions (adr/0035).
+_generated_runs: Callable[[str], list[Finding]] | None = None
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    if name == "KINDS":
+        return _kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _kinds() -> frozenset[str]:
+    """Every kind a redaction may name (``KINDS``)."""
+    from recall.scrub.context import CONTEXT_KINDS
+    from recall.scrub.encoded import ENCODED_KINDS
+    from recall.scrub.flags import FLAG_KINDS
+    from recall.scrub.generated import GENERATED_KINDS
+    from recall.scrub.headers import HEADER_KINDS
+    from recall.scrub.prefixed import PREFIXED_KINDS
+    from recall.scrub.prose import PROSE_KINDS
+    from recall.scrub.tokens import TOKEN_KINDS
+    from recall.scrub.urls import URL_KINDS
+
+    return (
+        TOKEN_KINDS | PREFIXED_KINDS | CONTEXT_KINDS | HEADER_KINDS | URL_KINDS | FLAG_KINDS | PROSE_KINDS
+    ) | (ENCODED_KINDS | GENERATED_KINDS)
 
 
 def _build_scanner(without: frozenset[str]) -> Scanner:
     """Every layer's triggers in one scanner; blobs are judged by the scanner they belong to."""
+    global _generated_runs
+    from recall.scrub.context import CONTEXT_TRIGGERS
+    from recall.scrub.encoded import encoded_triggers
+    from recall.scrub.flags import FLAG_TRIGGERS
+    from recall.scrub.generated import generated_runs
+    from recall.scrub.headers import HEADER_TRIGGERS
+    from recall.scrub.prefixed import PREFIXED_TRIGGERS
+    from recall.scrub.prose import PROSE_TRIGGERS
+    from recall.scrub.tokens import token_triggers
+    from recall.scrub.urls import URL_TRIGGERS
+
+    _generated_runs = generated_runs
 
     def holds_secret(decoded: str) -> bool:
         cleaned = strip_invisible(decoded)
@@ -101,7 +132,8 @@ def _redactions(scanner: Scanner, text: str) -> list[list[Any]]:
     At one start the lowest rank names the kind (see :mod:`.finding`). Overlaps are merged rather
     than dropped so no part of either match survives, which keeps scrub idempotent.
     """
-    found = scanner.find(text, _lowercase(text)) + generated_runs(text)
+    assert _generated_runs is not None  # set with the scanner
+    found = scanner.find(text, _lowercase(text)) + _generated_runs(text)
     merged: list[list[Any]] = []
     for start, end, kind, _ in sorted(found, key=lambda f: (f.start, f.rank)):
         if merged and start < merged[-1][1]:
@@ -174,6 +206,8 @@ def scrub_value(value: Any) -> tuple[Any, tuple[str, ...]]:
         result = scrub_short(value)
         return result.text, result.kinds
     if isinstance(value, dict):
+        from recall.scrub.context import judge_pair
+
         kinds: list[str] = []
         out: dict[Any, Any] = {}
         for key, item in value.items():

@@ -23,7 +23,6 @@ from recall.config import default_db_path
 from recall.db import begin_immediate, connect, describe_sqlite_error, is_store_problem
 from recall.errors import InvalidInput, InvalidTransition, NotFound, StoreUnavailable
 from recall.rowkinds import JSON_COLUMNS, TABLE_NAMES, TYPED_KINDS, DecisionStatus, Provenance, RecordKind
-from recall.store.entities import connect_record
 from recall.store.records import NewRecord, RecordChanges, change_values, record_values
 from recall.store.writer import Writer
 
@@ -127,6 +126,8 @@ class Store:
         values = record_values(new)
         with self.transaction() as writer:
             row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
+            from recall.store.entities import connect_record  # lazily: a read never connects
+
             connect_record(self._conn, writer, new.kind, row_id)
             redacted = dict(writer.redactions)
         return Written(row_id, redacted)
@@ -169,6 +170,8 @@ class Store:
         with self.transaction() as writer:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
+            from recall.store.entities import connect_record  # lazily: a read never connects
+
             connect_record(self._conn, writer, kind, row_id)
             redacted = dict(writer.redactions)
         return Written(row_id, redacted)
