@@ -255,6 +255,11 @@ def run_process(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]
 
 
 def commands_section(db: Path, runs: int) -> dict[str, Any]:
+    # An installed package has its bytecode compiled (pip does it), as click's is in the floor; a
+    # checkout run with PYTHONDONTWRITEBYTECODE (as on the bench machine) would compile recall's ~130
+    # modules from source in every process, about as long as the command itself.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "recall"), str(ROOT / "adapters")],
+                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
     env = {**os.environ, "RECALL_DB": str(db), "RECALL_PROJECT": "proj0", "RECALL_HOME": str(db.parent)}
     recall = [sys.executable, "-m", "recall"]
     floor_code = f"import click, sqlite3; sqlite3.connect({str(db)!r}).execute('SELECT 1')"
