@@ -75,7 +75,7 @@ def search(
     _check(mode, min_score)
     from recall.search import keyword as lexical_search
     from recall.search.filters import tagged_rowids
-    from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
+    from recall.search.keyword import keyword_candidates, keyword_hits, materialise, rank
 
     only: set[int] | None = None
     if tags:
@@ -85,7 +85,7 @@ def search(
             return []
     if mode == "keyword":
         with store.reading() as conn:
-            found = keyword_search(
+            found = keyword_hits(
                 conn,
                 query,
                 project=project,
@@ -93,8 +93,9 @@ def search(
                 bias=bias,
                 limit=limit + FOLD_SPARE + len(leave_out),
                 only=only,
+                batch=limit + len(leave_out),  # the spares are read only when summaries fold
             )
-        return fold_summaries((hit for hit in found if _rowid_of(hit) not in leave_out), limit)
+            return fold_summaries((hit for hit in found if _rowid_of(hit) not in leave_out), limit)
     if not query.strip() or limit <= 0:
         return []
     from recall.search.semantic import semantic_candidates
