@@ -98,7 +98,7 @@ class VectorIndex:
         # Sign bits, one row per 64-bit word (word-major): XOR + popcount run over contiguous memory.
         self.bits = np.zeros((max(1, -(-self.dim // 64)), 0), dtype=np.uint64)
         self._project_ids: dict[str, int] = {}
-        self._position: dict[tuple[int, int], int] = {}
+        self._position: dict[int, int] = {}  # _key(kind code, id) -> row
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -132,8 +132,7 @@ class VectorIndex:
                 rows = self._rows_since(conn, self._last_seq)
                 # A re-embedded row (edit → trigger delete → new vector) replaces its old copy, which
                 # _append hides; only rows deleted for good force a full reload.
-                pairs = zip(rows.codes.tolist(), rows.ids.tolist(), strict=True)
-                replaced = sum(pair in self._position for pair in pairs)
+                replaced = sum(key in self._position for key in _keys(rows.codes, rows.ids).tolist())
                 if self._count + rows.ids.size - replaced != count:
                     self._reset()
                     reloaded = True
@@ -192,8 +191,9 @@ class VectorIndex:
                 setattr(self, name, array)
             self._project_ids = {name: n for n, name in enumerate(meta["projects"])}
             live = np.flatnonzero(self.codes >= 0)
-            self._position = dict(zip(zip(self.codes[live].tolist(), self.ids[live].tolist(), strict=True),
-                                      live.tolist(), strict=True))  # fmt: skip
+            self._position = dict(
+                zip(_keys(self.codes[live], self.ids[live]).tolist(), live.tolist(), strict=True)
+            )
             self._count, self._last_seq = int(meta["count"]), int(meta["last_seq"])
             self._tail = (float(meta["tail_scale"]), bytes.fromhex(meta["tail_vector"]))
         return True
@@ -245,7 +245,8 @@ class VectorIndex:
             return
         start = len(self)
         codes, ids, sessions = rows.codes, rows.ids, rows.sessions
-        replaced = [self._position.get(pair) for pair in zip(codes.tolist(), ids.tolist(), strict=True)]
+        keys = _keys(codes, ids).tolist()
+        replaced = [self._position.get(key) for key in keys]
         if start == 0:  # a first load takes the arrays as read, without a second copy of every vector
             self.codes, self.ids, self.projects, self.scales = codes, ids, rows.projects, rows.scales
             self.sessions, self.ordinals, self.vectors = sessions, rows.ordinals, rows.vectors
@@ -261,8 +262,7 @@ class VectorIndex:
         if stale:  # an INSERT OR REPLACE re-embedded a row: hide its old copy
             self.codes[stale] = -1
             self.sessions[stale] = -1
-        for offset, (code, row_id) in enumerate(zip(codes.tolist(), ids.tolist(), strict=True)):
-            self._position[(code, row_id)] = start + offset
+        self._position.update(zip(keys, range(start, start + len(keys)), strict=True))
         assert rows.tail is not None  # rows were read
         self._tail = rows.tail
         remixed = self._mix_sessions(conn, start, np.unique(sessions[sessions >= 0]))
@@ -346,7 +346,7 @@ class VectorIndex:
     ) -> dict[tuple[int, int], float]:
         """Cosine for specific rows (the keyword-only candidates of hybrid search)."""
         with self._lock:
-            found = [(pair, self._position[pair]) for pair in pairs if pair in self._position]
+            found = [(pair, self._position[key]) for pair in pairs if (key := _key(*pair)) in self._position]
             if not found:
                 return {}
             positions = np.array([p for _, p in found], dtype=np.int64)
@@ -396,6 +396,17 @@ class VectorIndex:
         below = np.flatnonzero(distance < cutoff)
         nearest = np.concatenate([below, np.flatnonzero(distance == cutoff)[: size - below.size]])
         return nearest if rows is None else rows[nearest]
+
+
+def _key(code: int, row_id: int) -> int:
+    """One int for a (kind code, id) pair: a million rows' positions take ~95 MB in a dict keyed
+    this way, ~150 MB keyed by tuples (issue 16: an MCP server's memory at 1M vectors)."""
+    return (row_id << 8) | code
+
+
+def _keys(codes: NDArray[np.int8], ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``_key`` of every pair at once (kind codes of stored rows are 0-127)."""
+    return (ids << 8) | codes.astype(np.int64)
 
 
 def _session_chunks(sessions: NDArray[np.int64], size: int = _EXACT_CHUNK) -> list[slice]:
