@@ -15,6 +15,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from recall.dbtime import to_db_time, utc_now
 from recall.rowkinds import (
     KIND_BY_CODE,
     KIND_CODES,
@@ -24,7 +25,6 @@ from recall.rowkinds import (
     index_rowid,
     split_rowid,
 )
-from recall.store.writer import to_db_time, utc_now
 
 
 def tagged_rowids(

@@ -14,12 +14,12 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from recall.dbtime import to_db_time, utc_now
 from recall.results import Hit
 from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.search.filters import expired_among, json_ids
 from recall.search.fts_query import build_match, scope_filter
 from recall.search.project_bm25 import RESCORE_DEPTH, project_scores
-from recall.store.writer import to_db_time, utc_now
 
 # bm25 column weights: content, detail, tags, scope (scope holds filter tokens, never ranks).
 _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
