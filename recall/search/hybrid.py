@@ -75,7 +75,7 @@ def search(
     _check(mode, min_score)
     from recall.search import keyword as lexical_search
     from recall.search.filters import tagged_rowids
-    from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
+    from recall.search.keyword import keyword_candidates, materialise, rank
 
     only: set[int] | None = None
     if tags:
@@ -84,17 +84,7 @@ def search(
         if not only:
             return []
     if mode == "keyword":
-        with store.reading() as conn:
-            found = keyword_search(
-                conn,
-                query,
-                project=project,
-                table=table,
-                bias=bias,
-                limit=limit + FOLD_SPARE + len(leave_out),
-                only=only,
-            )
-        return fold_summaries((hit for hit in found if _rowid_of(hit) not in leave_out), limit)
+        return _keyword_mode(store, query, (project, table, bias), limit, only, leave_out)
     if not query.strip() or limit <= 0:
         return []
     from recall.search.semantic import semantic_candidates
@@ -129,6 +119,32 @@ def search(
     # A score of 0 is the weakest candidate on both sides, or a vector pointing away from the query:
     # it is not a match, and listing it would only pad the results.
     return fold_summaries((hit for hit in ranked if hit.score > 0 and hit.score >= min_score), limit)
+
+
+def _keyword_mode(
+    store: Store,
+    query: str,
+    scope: tuple[str | None, RecordKind | None, RecordKind | None],
+    limit: int,
+    only: set[int] | None,
+    leave_out: Collection[int],
+) -> list[Hit]:
+    """Keyword search alone; ``scope`` is (project, kind, bias)."""
+    from recall.search.keyword import keyword_hits
+
+    project, table, bias = scope
+    with store.reading() as conn:
+        found = keyword_hits(
+            conn,
+            query,
+            project=project,
+            table=table,
+            bias=bias,
+            limit=limit + FOLD_SPARE + len(leave_out),
+            only=only,
+            batch=limit + len(leave_out),  # the spares are read only when summaries fold
+        )
+        return fold_summaries((hit for hit in found if _rowid_of(hit) not in leave_out), limit)
 
 
 def _hybrid_scores(

@@ -24,11 +24,11 @@ from recall.db import begin_immediate, connect, describe_sqlite_error, is_store_
 from recall.errors import InvalidInput, InvalidTransition, NotFound, StoreUnavailable
 from recall.rowkinds import JSON_COLUMNS, TABLE_NAMES, TYPED_KINDS, DecisionStatus, Provenance, RecordKind
 from recall.store.records import NewRecord, RecordChanges, change_values, record_values
-from recall.store.writer import Writer
 
 if TYPE_CHECKING:
     from recall.store.extracted import ExtractionBatch, ExtractionOutcome
     from recall.store.transcripts import BatchOutcome, Ready, SourceStamp
+    from recall.store.writer import Writer
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
 
@@ -50,7 +50,9 @@ class Store:
         self.path = default_db_path(path)
         self._conn = connect(self.path)
         self._lock = threading.RLock()
-        self._writer = Writer(self._conn)
+        # Built on the first write: the writer brings the scrubber and the entity rules, which a
+        # search or a brief never needs (issue 16: whole commands in 0.4 s).
+        self._writer: Writer | None = None
         self.cache: dict[str, Any] = {}  # per-process derived state, e.g. in-memory vector indexes
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -88,9 +90,14 @@ class Store:
         """A write transaction; the writer's redaction counter is reset for each one."""
         with self._lock, self._file_errors():
             begin_immediate(self._conn, self.path)
-            self._writer.redactions.clear()
+            writer = self._writer
+            if writer is None:
+                from recall.store.writer import Writer
+
+                writer = self._writer = Writer(self._conn)
+            writer.redactions.clear()
             try:
-                yield self._writer
+                yield writer
                 self._conn.execute("COMMIT")
             except BaseException:
                 if self._conn.in_transaction:  # SQLite has already rolled back after some I/O errors
