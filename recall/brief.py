@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from recall.dbtime import to_db_time, utc_now
 from recall.errors import InvalidInput
 from recall.extract import CONFIDENT
 from recall.extract.text import content_words, has_code_token
@@ -32,7 +33,6 @@ from recall.rowkinds import TYPED_KINDS, RecordKind
 from recall.search.fts_query import STOP_WORDS
 from recall.search.query import clean_query
 from recall.store.extracted import ExtractedFacts, confident_clause, extracted_facts
-from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
     from recall.results import Hit

@@ -3,8 +3,9 @@
 Known-item probes are built from what the store holds, and each must find the row it came from:
 - **session**: a session's first request, minus every word no other session of its project uses
   (those would find it by spelling alone), must find another message of that session; the request
-  itself and the session's summary (which quotes it) are searched as if they were not stored, so
-  neither they nor the lift they would give their session count;
+  itself, the session's summary (which quotes it) and the turns whose search vectors mix the
+  request's vector in (adr/0011: the turns ``neighbours.MIX_WEIGHTS`` reaches) are searched as if
+  they were not stored, so none of them, nor the lift they would give their session, counts;
 - **decision** / **learning**: its detail (the why, the gotcha) must find the record.
 Each probe is asked in its own project, as users search, in every mode the store can answer
 (semantic and hybrid need the embedding model, so a model set with ``RECALL_MODEL_DIR`` can be
@@ -29,6 +30,8 @@ from recall.errors import ModelUnavailable
 from recall.rowkinds import KIND_CODES, RecordKind, index_rowid
 from recall.search.fts_query import STOP_WORDS
 from recall.search.hybrid import MODES, Mode, search
+from recall.search.neighbours import MIX_WEIGHTS
+from recall.search.semantic import EMBED_ORIGINS
 
 if TYPE_CHECKING:
     from recall.memory import Memory
@@ -49,6 +52,7 @@ class Probe:
     target: int  # session id, or the record's id
     source: int = 0  # the message a session probe was cut from
     summaries: tuple[int, ...] = ()  # index rowids of its session's summary
+    neighbours: tuple[int, ...] = ()  # messages whose search vector mixes in the source's
 
     def found_by(self, hit: Hit) -> bool:
         if self.kind == "session":
@@ -56,11 +60,14 @@ class Probe:
         return hit.kind == self.kind and hit.id == self.target
 
     def leave_out(self) -> frozenset[int]:
-        """Index rowids of the rows holding the probe's own text: a session probe's message and its
-        session's summary (which quotes the first request). Search acts as if they were not stored."""
+        """Index rowids of the rows holding the probe's own text: a session probe's message, its
+        session's summary (which quotes the first request) and the turns whose search vectors carry
+        the message's vector. Search acts as if they were not stored."""
         if self.kind != "session":
             return frozenset()
-        return frozenset({index_rowid(KIND_CODES[RecordKind.MESSAGE], self.source), *self.summaries})
+        code = KIND_CODES[RecordKind.MESSAGE]
+        messages = (index_rowid(code, row_id) for row_id in (self.source, *self.neighbours))
+        return frozenset({*messages, *self.summaries})
 
 
 @dataclass(slots=True)
@@ -233,8 +240,28 @@ def session_probes(
         if len([w for w in kept if w.lower() not in STOP_WORDS]) < MIN_WORDS:
             skipped["session: too few shared words"] = skipped.get("session: too few shared words", 0) + 1
             continue
-        out.append(Probe("session", project, " ".join(kept), sid, source, tuple(summaries[sid])))
+        mixed = vector_neighbours(conn, sid, source)
+        out.append(Probe("session", project, " ".join(kept), sid, source, tuple(summaries[sid]), mixed))
     return out
+
+
+def vector_neighbours(conn: sqlite3.Connection, session: int, message: int) -> tuple[int, ...]:
+    """The messages of ``session`` whose search vector mixes in ``message``'s (adr/0011).
+
+    The vector index mixes each embedded turn with the embedded turns ``MIX_WEIGHTS`` away in its
+    session, so the turn after a request carries a share of the request's own vector: a probe cut
+    from the request would find it by its own meaning, and semantic search would look better than
+    it is. Turn ``t`` carries ``message`` when ``message`` lies ``offset`` embedded turns from it.
+    """
+    origins = ", ".join(f"'{origin}'" for origin in EMBED_ORIGINS)
+    turns = [row[0] for row in conn.execute(
+        f"SELECT id FROM messages WHERE session_id = ? AND kind = 'text' AND origin IN ({origins}) "
+        "ORDER BY ordinal", (session,))]  # fmt: skip
+    if message not in turns:
+        return ()
+    at = turns.index(message)
+    reach = [at - offset for offset, weight in MIX_WEIGHTS.items() if weight and offset]
+    return tuple(turns[n] for n in sorted(reach) if 0 <= n < len(turns))
 
 
 def record_probes(conn: sqlite3.Connection, project: str, kind: str, limit: int) -> list[Probe]:

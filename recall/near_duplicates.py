@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from recall.extract.text import similarity, word_set
-from recall.rowkinds import TABLE_NAMES, TYPED_KINDS, RecordKind
+from recall.rowkinds import TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.store.writer import to_db_time, utc_now
 
 if TYPE_CHECKING:
@@ -127,13 +127,13 @@ def find_duplicate(
     Candidates come from the keyword index, so a wording sharing no word with any record costs one
     query and loads no model; the model is asked only when a candidate shares enough words.
     """
-    from recall.search.keyword import keyword_candidates
+    from recall.search.keyword import keyword_rowids
 
     with store.reading() as conn:
-        scored = keyword_candidates(conn, content.lower(), project=project, table=kind, depth=_CANDIDATES)
-        if not scored:
+        rowids = keyword_rowids(conn, content.lower(), project=project, table=kind, depth=_CANDIDATES)
+        if not rowids:
             return None
-        ids = ", ".join(str(rowid // 8) for rowid in scored)
+        ids = ", ".join(str(split_rowid(rowid)[1]) for rowid in rowids)
         rows = conn.execute(
             f"SELECT id, content FROM {TABLE_NAMES[kind]} WHERE id IN ({ids}) AND {_LIVE[kind]}",
             {"now": to_db_time(utc_now())},
@@ -141,6 +141,14 @@ def find_duplicate(
     close = [(int(row["id"]), row["content"]) for row in rows if _worth_a_cosine(content, row["content"])]
     if not close:
         return None
+    repeated = _repeated(kind, content, close)
+    if repeated is not None:
+        return repeated
+    # The same words give or take one need no model to be called one memory (every labelled pair
+    # there is one, at cosine ≥ 0.81: adr/0028); loading it would cost a short command most of its time.
+    plain = [Match(kind, row_id, likeness(content, text, None)) for row_id, text in close]
+    if any(match.likeness.same_memory for match in plain):
+        return max((m for m in plain if m.likeness.same_memory), key=lambda m: m.likeness.overlap)
     cosines = _cosines(embedder(), [content], [text for _, text in close])
     found = [
         Match(kind, row_id, likeness(content, text, None if cosines is None else float(cosines[0][i])))
@@ -152,6 +160,20 @@ def find_duplicate(
         default=None,
     )
     return best
+
+
+def _repeated(kind: RecordKind, content: str, close: list[tuple[int, str]]) -> Match | None:
+    """The first candidate, when it is worded exactly as ``content``: matched without the model.
+
+    A wording's cosine with itself is 1, the highest any candidate can score, so the model would
+    pick it too (``max`` keeps the first of equals). Loading the model costs a one-row `recall add`
+    about a second and 250 MiB; saying the same thing again is the common near-duplicate.
+    """
+    row_id, text = close[0]
+    if text != content:
+        return None
+    found = Match(kind, row_id, likeness(content, text, 1.0))
+    return found if found.likeness.same_memory else None
 
 
 def plan_merges(store: Store, project: str | None, embedder: Embedder | None) -> list[MergeGroup]:

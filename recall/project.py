@@ -15,7 +15,6 @@ Git is read from its files, not by running ``git``: a hook must not pay for a su
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 from functools import lru_cache
@@ -170,6 +169,8 @@ def _worktree_common_dir(folder: Path, dot_git_file: Path) -> Path | None:
 
 
 def _origin_repo_name(git_dir: Path) -> str | None:
+    import configparser  # only a folder without RECALL_PROJECT is named from its git remote
+
     config = configparser.ConfigParser(strict=False, interpolation=None)
     try:
         config.read(git_dir / "config", encoding="utf-8")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from recall.store import Store
+    from recall.summary import SummaryDraft
 
 
 def summaries_due(store: Store) -> int:
@@ -20,25 +21,37 @@ def summaries_due(store: Store) -> int:
         return int(conn.execute("SELECT count(*) FROM summaries_due").fetchone()[0])
 
 
+SUMMARIES_PER_TRANSACTION = 20  # an import queues one per session: 400 sessions took 400 transactions
+
+
 def write_due_summaries(store: Store) -> int:
     """Write the summary of every queued session; returns how many were written.
 
     This is also what finishes the summaries of an import or dump that was killed before it wrote
-    them.
+    them. Summaries are built before the write lock is taken and written ``SUMMARIES_PER_TRANSACTION``
+    to a transaction: a transaction costs a commit, which an import of many small sessions paid once
+    per session (adr/0035). Twenty summaries hold the lock for a few milliseconds.
     """
     with store.reading() as conn:
         due = [row[0] for row in conn.execute("SELECT session_id FROM summaries_due ORDER BY session_id")]
-    return sum(1 for session_id in due if summarise_session(store, session_id) is not None)
+    written = 0
+    for start in range(0, len(due), SUMMARIES_PER_TRANSACTION):
+        drafts = [_draft(store, session_id) for session_id in due[start : start + SUMMARIES_PER_TRANSACTION]]
+        with store.transaction() as writer:
+            for session_id, generation, draft in filter(None, drafts):
+                if draft is None:
+                    if generation is not None:
+                        writer.summary_done(session_id, generation)
+                elif store.write_summary_in(writer, session_id, draft, due_generation=generation) is not None:
+                    written += 1
+    return written
 
 
-def summarise_session(store: Store, session_id: int, *, title: str | None = None) -> int | None:
-    """Write or refresh a session's derived summary (no language model) and take the session off
-    the queue; the summary id, or None when the session has no messages.
-
-    The summary is built before the write lock is taken; a session queued again meanwhile (it got
-    new messages) stays queued. The queue holds only top-level sessions: subagents, forks and
-    resumes are not summarised on their own.
-    """
+def _draft(
+    store: Store, session_id: int, title: str | None = None
+) -> tuple[int, int | None, SummaryDraft | None] | None:
+    """(session, its queue generation, its summary: None when it has no messages); None when the
+    session is gone."""
     from recall.summary import build_summary
 
     with store.reading() as conn:
@@ -49,12 +62,26 @@ def summarise_session(store: Store, session_id: int, *, title: str | None = None
         ).fetchone()
     if row is None:
         return None
-    generation = row["generation"]
     messages = store.session_messages(session_id)
-    if not messages:
+    draft = build_summary(title or row["title"], messages) if messages else None
+    return session_id, row["generation"], draft
+
+
+def summarise_session(store: Store, session_id: int, *, title: str | None = None) -> int | None:
+    """Write or refresh a session's derived summary (no language model) and take the session off
+    the queue; the summary id, or None when the session has no messages.
+
+    The summary is built before the write lock is taken; a session queued again meanwhile (it got
+    new messages) stays queued. The queue holds only top-level sessions: subagents, forks and
+    resumes are not summarised on their own.
+    """
+    found = _draft(store, session_id, title)
+    if found is None:
+        return None
+    _, generation, draft = found
+    if draft is None:
         if generation is not None:
             with store.transaction() as writer:
                 writer.summary_done(session_id, generation)
         return None
-    draft = build_summary(title or row["title"], messages)
     return store.write_summary(session_id, draft, due_generation=generation)

@@ -29,6 +29,8 @@ def shop(memory: Memory) -> Memory:
             {"role": "user", "content": request},
             {"role": "assistant", "content": f"the {topic} page test waits for the network now, fixed"},
             {"role": "user", "content": f"good, the {topic} page is stable"},
+            {"role": "assistant", "content": f"the {topic} page test passed twenty runs in a row"},
+            {"role": "user", "content": f"then fix the {topic} release notes"},
         ])  # fmt: skip
     memory.add(
         "decision", "Use Postgres for billing", project="shop", detail="we need row locks for invoices"
@@ -58,6 +60,20 @@ def test_a_session_probe_keeps_only_words_other_sessions_use(shop: Memory) -> No
     assert all(p.project == "shop" for p in probes)
 
 
+def test_a_session_probe_leaves_out_the_turns_whose_vectors_mix_in_its_request(shop: Memory) -> None:
+    with shop.store.reading() as conn:
+        probes = build_probes(conn, "shop", per_kind=10, total=100, skipped={})
+        turns = dict(conn.execute(
+            "SELECT m.ordinal, m.id FROM messages m JOIN sessions s ON s.id = m.session_id "
+            "WHERE s.external_id = 'login'").fetchall())  # fmt: skip
+    login = next(p for p in probes if p.kind == "session" and p.source == turns[0])
+    # MIX_WEIGHTS reaches two turns back: the two turns after the request carry its vector.
+    assert login.neighbours == (turns[1], turns[2])
+    code = KIND_CODES[RecordKind.MESSAGE]
+    assert {index_rowid(code, turns[n]) for n in (0, 1, 2)} <= login.leave_out()
+    assert not {index_rowid(code, turns[n]) for n in (3, 4)} & login.leave_out()
+
+
 def test_left_out_rows_are_searched_as_if_not_stored(shop: Memory) -> None:
     first = shop.search("login", mode="keyword", project="shop").hits
     request = next(h for h in first if h.kind == "message" and "please" in h.content)
@@ -68,6 +84,24 @@ def test_left_out_rows_are_searched_as_if_not_stored(shop: Memory) -> None:
         )  # type: ignore[arg-type]
         assert request.id not in {h.id for h in hits if h.kind == "message"}
         assert hits, mode  # the rest of the session is still found
+
+
+def test_a_left_out_turn_does_not_come_back_as_the_successor_of_a_keyword_match(memory: Memory) -> None:
+    memory.dump(title="carry", project="p", session_id="carry", messages=[
+        {"role": "assistant", "content": "the flaky login test waits for the network"},
+        {"role": "assistant", "content": "nothing to see in this turn"},
+        {"role": "user", "content": "zebra quartz"},
+    ])  # fmt: skip
+    memory.embed()
+    with memory.store.reading() as conn:
+        last = conn.execute("SELECT id FROM messages WHERE content = 'zebra quartz'").fetchone()[0]
+    gone = index_rowid(KIND_CODES[RecordKind.MESSAGE], last)
+    found = search(memory.store, "flaky login test", project="p", embedder=memory.embedder, limit=10)
+    assert last in {h.id for h in found}  # two turns after the match, it inherits CARRY**2 of its score
+    hits = search(
+        memory.store, "flaky login test", project="p", embedder=memory.embedder, limit=10, leave_out={gone}
+    )
+    assert last not in {h.id for h in hits} and hits
 
 
 def test_scores_per_mode_and_project(shop: Memory) -> None:

@@ -98,3 +98,25 @@ def test_the_token_estimate_counts_each_non_ascii_character_whole(text: str) -> 
 
     other = sum(1 for char in text if ord(char) > 127)
     assert estimate_tokens(text) == math.ceil((len(text) - other) / CHARS_PER_TOKEN + other)
+
+
+@pytest.mark.parametrize("depth", [2, 8])
+def test_keyword_rowids_are_the_rowids_keyword_candidates_returns(memory: Memory, depth: int) -> None:
+    """A near-duplicate check reads the candidates' ids only: with no more than ``depth`` matches
+    re-scoring is skipped, with more the project's statistics pick them as before."""
+    from recall.search.keyword import keyword_rowids
+
+    memory.import_transcripts(["claude"], paths=[SPOTTER], embed_budget_seconds=0)
+    for n, query in enumerate(QUERIES):
+        memory.add("decision", f"For {query} use way number {n}", project="spotter")
+        memory.add("learning", f"Running {query} twice in a row found {n} problems", project="spotter")
+    sizes = set()
+    with memory.store.reading() as conn:
+        for query in QUERIES:
+            for kind in (RecordKind.DECISION, RecordKind.LEARNING, RecordKind.BREADCRUMB):
+                for project in ("spotter", "elsewhere", None):
+                    got = keyword_rowids(conn, query, project=project, table=kind, depth=depth)
+                    want = keyword_candidates(conn, query, project=project, table=kind, depth=depth)
+                    assert sorted(got) == sorted(want), (query, kind, project)
+                    sizes.add(len(got))
+    assert 0 in sizes and depth in sizes and len(sizes) > 2  # none, some, and more than depth found

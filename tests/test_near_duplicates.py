@@ -233,3 +233,62 @@ def test_an_expired_record_is_not_refreshed(real_memory: Memory) -> None:
         "learning", "PRAGMA foreign_keys must be turned on for every SQLite connection", project="shop"
     )
     assert again.refreshed is None and again.ref != old.ref
+
+
+class CountingEmbedder:
+    """The real model, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts = 0
+        self.model_id, self.model_hash, self.dim = inner.model_id, inner.model_hash, inner.dim
+
+    def embed_documents(self, texts: list[str]) -> object:
+        self.texts += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> object:
+        self.texts += 1
+        return self.inner.embed_query(text)
+
+
+def test_the_same_words_refresh_without_asking_the_model(db_path: Path, minilm: Embedder) -> None:
+    counting = CountingEmbedder(minilm)
+    with Memory(db_path, embedder=counting) as memory:  # type: ignore[arg-type]
+        first = memory.add("decision", WAL, project="shop")
+        asked = counting.texts
+        again = memory.add("decision", "use SQLite, with WAL, for local dev!", project="shop")
+        assert again.ref == first.ref and again.refreshed is not None
+        assert again.refreshed["cosine"] is None  # decided on the words alone
+        assert counting.texts == asked
+        # A rewording with fewer shared words still needs the model, and gets it.
+        reworded = memory.add("decision", WAL_AGAIN, project="shop")
+        assert reworded.ref == first.ref and reworded.refreshed["cosine"] > 0.8
+        assert counting.texts > asked
+
+
+def test_saying_the_same_thing_again_refreshes_without_loading_the_model(
+    db_path: Path, minilm: Embedder
+) -> None:
+    """An exact repeat is matched with a cosine of 1, as the model would rate it; a rewording still
+    asks the model."""
+    from recall.near_duplicates import find_duplicate
+
+    with Memory(db_path, embedder=minilm) as memory:
+        first = memory.add("decision", WAL, project="shop")
+        asked: list[str] = []
+
+        def model() -> Embedder:
+            asked.append("model")
+            return minilm
+
+        same = find_duplicate(memory.store, RecordKind.DECISION, "shop", WAL, model)
+        assert same is not None and asked == []
+        assert same.id == first.id and same.likeness.cosine == 1.0
+        with_model = likeness(
+            WAL, WAL, float(minilm.embed_documents([WAL])[0] @ minilm.embed_documents([WAL])[0])
+        )
+        assert same.likeness.to_dict() == with_model.to_dict()
+
+        reworded = find_duplicate(memory.store, RecordKind.DECISION, "shop", WAL_AGAIN, model)
+        assert reworded is not None and reworded.id == same.id and asked == ["model"]

@@ -47,6 +47,7 @@ def stored_under_old_rules(
     secret = aws_key_id()
     with monkeypatch.context() as patched:
         patched.setattr("recall.store.caps.scrub", lambda text: Scrubbed(text, ()))
+        patched.setattr("recall.store.caps.scrub_short", lambda text: Scrubbed(text, ()))
         patched.setattr("recall.store.writer.scrub_value", lambda value: (value, ()))
         messages = (
             TranscriptMessage("m1", Role.USER, f"deploy with key {secret} please", origin=Origin.HUMAN),

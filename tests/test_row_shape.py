@@ -74,3 +74,23 @@ print(",".join(heavy))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_search_and_context_leave_the_scrub_rules_and_the_entity_readers_unloaded(db_path: Path) -> None:
+    """Reading commands neither write nor connect: the scrubber's rule layers and the entity readers
+    (a third of their instructions, adr/0035) stay unimported, and `recall add` loads them to write."""
+    code = f"""
+import sys
+from click.testing import CliRunner
+from recall.cli import cli
+db = {str(db_path)!r}
+loaded = []
+for args in (["search", "--mode", "keyword", "WAL", "--project", "p"], ["context", "--project", "p"],
+             ["add", "learning", "WAL readers never block", "--project", "p"]):
+    result = CliRunner().invoke(cli, ["--db", db, *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    loaded.append(",".join(m for m in ("recall.scrub.tokens", "recall.store.entities") if m in sys.modules))
+print("|".join(loaded))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "||recall.scrub.tokens,recall.store.entities"

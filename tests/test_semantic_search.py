@@ -233,3 +233,24 @@ def test_an_edit_updates_the_in_memory_index_without_reloading_it(
     hits = memory.search("queue backpressure", mode="semantic", project="p").hits
     assert resets == []
     assert hits[0].id == ids[0] and sum(h.id == ids[0] for h in hits) == 1
+
+
+def test_exact_scores_are_the_dequantised_cosines_in_any_order_and_across_chunks() -> None:
+    import numpy as np
+
+    from recall.search.vectors import _EXACT_CHUNK, VectorIndex, quantize
+
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((_EXACT_CHUNK + 500, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query = matrix[7] + 0.5 * matrix[_EXACT_CHUNK + 9]
+    query = (query / np.linalg.norm(query)).astype(np.float32)
+    index = VectorIndex(1, 384)
+    index.vectors, index.scales = quantize(matrix)
+    positions = rng.permutation(len(matrix))
+    got = index.exact_scores(query, positions)
+    dequantised = index.vectors[positions].astype(np.float64) * index.scales[positions, None]
+    assert got.dtype == np.float32 and got.shape == (len(matrix),)
+    assert np.allclose(got, dequantised @ query, atol=1e-5)
+    assert np.abs(got - matrix[positions] @ query).max() < 0.02  # int8 keeps cosines to ~1e-2
+    assert positions[np.argmax(got)] in (7, _EXACT_CHUNK + 9)

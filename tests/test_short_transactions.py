@@ -104,17 +104,21 @@ def test_no_message_is_scrubbed_while_the_write_lock_is_held(
     import recall.store.caps as writer_module  # where the write path calls the scrubber
 
     scrubbed_in_transaction: list[str] = []
-    real_scrub = writer_module.scrub
+    scrubbed: list[str] = []
 
-    def watching(text: str) -> Any:
-        if store.connection.in_transaction and text.startswith("turn "):
-            scrubbed_in_transaction.append(text)
-        return real_scrub(text)
+    def watching(real: Any) -> Any:
+        def scrub(text: str) -> Any:
+            if text.startswith("turn "):
+                (scrubbed_in_transaction if store.connection.in_transaction else scrubbed).append(text)
+            return real(text)
 
-    monkeypatch.setattr(writer_module, "scrub", watching)
+        return scrub
+
+    monkeypatch.setattr(writer_module, "scrub", watching(writer_module.scrub))
+    monkeypatch.setattr(writer_module, "scrub_short", watching(writer_module.scrub_short))
     outcome = store.import_transcripts([_transcript("s1", 50), _transcript("s2", 30)])
     assert outcome.added == 80
-    assert scrubbed_in_transaction == []
+    assert len(scrubbed) == 80 and scrubbed_in_transaction == []
 
 
 def test_each_transaction_writes_at_most_a_batch_of_messages(
@@ -242,3 +246,55 @@ def test_the_summary_queue_survives_in_the_file(store: Store, db_path: Path) -> 
     conn.close()
     session_id = store.connection.execute("SELECT id FROM sessions").fetchone()[0]
     assert summarise_session(store, session_id) is not None and summaries_due(store) == 0
+
+
+def test_summaries_of_many_sessions_share_transactions_and_say_the_same(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """45 queued sessions take three transactions, not 45, and each summary is the one a session
+    summarised alone gets (adr/0035)."""
+    from recall.summary_queue import SUMMARIES_PER_TRANSACTION
+
+    store.import_transcripts([_transcript(f"s{n}", 4) for n in range(45)])
+    store.import_transcripts([Transcript("claude", "empty", (), cwd="/nowhere/app")])
+    transactions: list[int] = []
+    real_begin = recall.store.begin_immediate
+
+    def begin(*args: Any) -> None:
+        real_begin(*args)
+        transactions.append(1)
+
+    monkeypatch.setattr(recall.store, "begin_immediate", begin)
+    assert write_due_summaries(store) == 45
+    assert len(transactions) == -(-45 // SUMMARIES_PER_TRANSACTION) == 3
+    assert summaries_due(store) == 0
+    conn = store.connection
+    for session_id, content in conn.execute("SELECT session_id, content FROM session_summaries").fetchall():
+        title = conn.execute("SELECT title FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+        assert content == build_summary(title, store.session_messages(session_id)).content
+
+
+def test_sessions_waiting_for_their_parent_are_found_through_an_index(store: Store) -> None:
+    """Each import transaction links children to parents that arrived (``_link_parents``): through
+    m0015's partial index it visits only sessions still waiting, not every session."""
+    plan = " ".join(
+        row[3]
+        for row in store.connection.execute(
+            "EXPLAIN QUERY PLAN UPDATE sessions SET parent_id = (SELECT p.id FROM sessions p "
+            "WHERE p.host = sessions.host AND p.external_id = sessions.parent_external_id) "
+            "WHERE parent_id IS NULL AND parent_external_id IS NOT NULL"
+        )
+    )
+    assert "USING INDEX sessions_waiting_for_parent" in plan
+    child = Transcript("claude", "child", _transcript("c", 2).messages, parent_external_id="parent")
+    store.import_transcripts([child, _transcript("other", 2)])
+    assert (
+        store.connection.execute("SELECT parent_id FROM sessions WHERE external_id = 'child'").fetchone()[0]
+        is None
+    )
+    store.import_transcripts([_transcript("parent", 2)])
+    parent = store.connection.execute("SELECT id FROM sessions WHERE external_id = 'parent'").fetchone()[0]
+    assert (
+        store.connection.execute("SELECT parent_id FROM sessions WHERE external_id = 'child'").fetchone()[0]
+        == parent
+    )

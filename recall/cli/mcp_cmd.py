@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from recall.cli.context import AppContext, pass_app
-from recall.http_guard import TOKEN_ENV, check_token
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -64,6 +63,8 @@ def mcp(
         for name in ("host", "port", "allowed")
     ):
         raise click.UsageError("--host, --port and --allow-host apply to --http only")
+    from recall.http_guard import TOKEN_ENV, check_token  # here: every command's start imports this module
+
     token = os.environ.get(TOKEN_ENV) or None
     if use_http:
         check_token(host, token)

@@ -156,7 +156,7 @@ def error_lines(text: str, *, failed: bool) -> list[ErrorLine]:
     it (a warning, a log line) are not failures and are left alone.
     """
     text = text[:MAX_TEXT_CHARS]
-    if not any(hint in text for hint in _ERROR_HINTS):
+    if not any(map(text.__contains__, _ERROR_HINTS)):
         return []
     traceback = _TRACEBACK in text
     found: dict[str, ErrorLine] = {}

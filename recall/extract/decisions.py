@@ -100,7 +100,7 @@ def user_rules(view: SessionView) -> list[Candidate]:
         if not turn.human:
             continue
         low = turn.content.lower()
-        if not any(word in low for word in _RULE_WORDS):
+        if not any(map(low.__contains__, _RULE_WORDS)):
             continue
         for sentence in sentences(turn.content):
             confidence = _rule_confidence(sentence)
@@ -138,7 +138,7 @@ def stated_decisions(view: SessionView) -> list[Candidate]:
         if not turn.agent_text:
             continue
         low = turn.content.lower()
-        if not any(word in low for word in _CHOSE_WORDS):
+        if not any(map(low.__contains__, _CHOSE_WORDS)):
             continue
         chosen = next((s for s in sentences(turn.content) if _states_a_choice(s)), None)
         if chosen is not None:

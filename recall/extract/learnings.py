@@ -260,7 +260,7 @@ def _findings(text: str) -> list[str]:
 def _scored_findings(text: str) -> list[tuple[str, float]]:
     """Finding sentences, the strongest first; a short one keeps the sentence after it as its context."""
     low = text.lower()
-    if not any(word in low for word in _TRIGGERS) or not (
+    if not any(map(low.__contains__, _TRIGGERS)) or not (
         _STRONG.search(low) or _PRESENT.search(low) or _MEDIUM.search(low) or "finding" in low
     ):
         return []  # most messages state nothing of the kind: skip splitting them (substring tests are fastest)

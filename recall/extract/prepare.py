@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from recall.extract.candidate import Candidate
 from recall.extract.text import NEAR_DUPLICATE, fingerprint, similarity, word_set
-from recall.rowkinds import TABLE_NAMES, RecordKind
+from recall.rowkinds import TABLE_NAMES, RecordKind, split_rowid
 from recall.store.extracted import ExtractedRecord
 from recall.store.writer import to_db_time, utc_now
 
@@ -64,14 +64,12 @@ def prepare(store: Store, project: str, candidates: list[Candidate]) -> list[Ext
 
 def _duplicate_of(conn: sqlite3.Connection, project: str, candidate: Candidate, now: str) -> int | None:
     """The closest live record of the same kind and project saying the same thing, if any."""
-    from recall.search.keyword import keyword_candidates
+    from recall.search.keyword import keyword_rowids
 
-    scored = keyword_candidates(
-        conn, candidate.content.lower(), project=project, table=candidate.kind, depth=8
-    )
-    if not scored:
+    found = keyword_rowids(conn, candidate.content.lower(), project=project, table=candidate.kind, depth=8)
+    if not found:
         return None
-    ids = ", ".join(str(rowid // 8) for rowid in scored)
+    ids = ", ".join(str(split_rowid(rowid)[1]) for rowid in found)
     rows = conn.execute(
         f"SELECT id, content FROM {TABLE_NAMES[candidate.kind]} WHERE id IN ({ids}) AND {_LIVE[candidate.kind]}",
         {"now": now},

@@ -99,11 +99,33 @@ def _closing_message(view: SessionView) -> Turn | None:
     return None
 
 
+# A word every steps heading and inline step holds; markup (``**``, ``__``, ``~~``) removed from a
+# line may join one, so it is removed before the test. Most agent messages hold none of them.
+_STEPS_WORDS = (
+    "next step",
+    "remaining",
+    "still",
+    "todo",
+    "to do",
+    "done",
+    "follow",
+    "open items",
+    "left",
+    "pending",
+)
+# re's IGNORECASE also lets a dotless or dotted i stand for "i", which casefold does not map.
+_UNMARKED = str.maketrans({"*": None, "_": None, "~": None, "\u0131": "i", "\u0130": "i"})
+
+
 def _listed_steps(text: str) -> list[str]:
     """The items of the last "next steps" list, or of a "Next step: …" line, in ``text``."""
     items: list[str] = []
     collecting = False
-    for raw in prose(text).splitlines():
+    said = prose(text)
+    flat = said.translate(_UNMARKED).casefold()  # as the patterns ignore case (re.IGNORECASE)
+    if not any(map(flat.__contains__, _STEPS_WORDS)):
+        return items
+    for raw in said.splitlines():
         if _is_steps_heading(raw.strip()):
             collecting, items = True, []  # the last such list wins
             continue

@@ -58,9 +58,11 @@ class PgStore(Store):
             self._pg.execute("BEGIN")
             if self.author is not None:
                 self._pg.raw.execute("SELECT set_config('recall.author', %s, true)", (self.author,))
-            self._writer.redactions.clear()
+            writer = self._writer
+            assert writer is not None  # built in __init__ and view, unlike the SQLite store's
+            writer.redactions.clear()
             try:
-                yield self._writer
+                yield writer
                 self._pg.execute("COMMIT")
             except BaseException:
                 if self._pg.in_transaction:

@@ -18,30 +18,61 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
-from recall.scrub.context import CONTEXT_KINDS, CONTEXT_TRIGGERS, judge_pair
-from recall.scrub.encoded import ENCODED_KINDS, encoded_triggers
-from recall.scrub.flags import FLAG_KINDS, FLAG_TRIGGERS
-from recall.scrub.generated import GENERATED_KINDS, generated_runs
-from recall.scrub.headers import HEADER_KINDS, HEADER_TRIGGERS
 from recall.scrub.invisible import strip_invisible
-from recall.scrub.prefixed import PREFIXED_KINDS, PREFIXED_TRIGGERS
-from recall.scrub.prose import PROSE_KINDS, PROSE_TRIGGERS
 from recall.scrub.scan import Scanner
-from recall.scrub.tokens import TOKEN_KINDS, token_triggers
-from recall.scrub.urls import URL_KINDS, URL_TRIGGERS
 
-__all__ = ["KINDS", "Scrubbed", "make_scrubber", "scrub", "scrub_value"]
+if TYPE_CHECKING:
+    from recall.scrub.finding import Finding
 
-KINDS: frozenset[str] = (
-    TOKEN_KINDS | PREFIXED_KINDS | CONTEXT_KINDS | HEADER_KINDS | URL_KINDS | FLAG_KINDS | PROSE_KINDS
-) | (ENCODED_KINDS | GENERATED_KINDS)
+__all__ = ["KINDS", "Scrubbed", "make_scrubber", "scrub", "scrub_short", "scrub_value"]
+
+# The layers are imported when the first scanner is built, not with this package: a command that
+# only reads (a keyword search strips invisible characters from its query) does not pay for their
+# compiled patterns, a fifth of `recall search`'s instructions (adr/0035).
+_generated_runs: Callable[[str], list[Finding]] | None = None
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    if name == "KINDS":
+        return _kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _kinds() -> frozenset[str]:
+    """Every kind a redaction may name (``KINDS``)."""
+    from recall.scrub.context import CONTEXT_KINDS
+    from recall.scrub.encoded import ENCODED_KINDS
+    from recall.scrub.flags import FLAG_KINDS
+    from recall.scrub.generated import GENERATED_KINDS
+    from recall.scrub.headers import HEADER_KINDS
+    from recall.scrub.prefixed import PREFIXED_KINDS
+    from recall.scrub.prose import PROSE_KINDS
+    from recall.scrub.tokens import TOKEN_KINDS
+    from recall.scrub.urls import URL_KINDS
+
+    return (
+        TOKEN_KINDS | PREFIXED_KINDS | CONTEXT_KINDS | HEADER_KINDS | URL_KINDS | FLAG_KINDS | PROSE_KINDS
+    ) | (ENCODED_KINDS | GENERATED_KINDS)
 
 
 def _build_scanner(without: frozenset[str]) -> Scanner:
     """Every layer's triggers in one scanner; blobs are judged by the scanner they belong to."""
+    global _generated_runs
+    from recall.scrub.context import CONTEXT_TRIGGERS
+    from recall.scrub.encoded import encoded_triggers
+    from recall.scrub.flags import FLAG_TRIGGERS
+    from recall.scrub.generated import generated_runs
+    from recall.scrub.headers import HEADER_TRIGGERS
+    from recall.scrub.prefixed import PREFIXED_TRIGGERS
+    from recall.scrub.prose import PROSE_TRIGGERS
+    from recall.scrub.tokens import token_triggers
+    from recall.scrub.urls import URL_TRIGGERS
+
+    _generated_runs = generated_runs
 
     def holds_secret(decoded: str) -> bool:
         cleaned = strip_invisible(decoded)
@@ -101,7 +132,8 @@ def _redactions(scanner: Scanner, text: str) -> list[list[Any]]:
     At one start the lowest rank names the kind (see :mod:`.finding`). Overlaps are merged rather
     than dropped so no part of either match survives, which keeps scrub idempotent.
     """
-    found = scanner.find(text, _lowercase(text)) + generated_runs(text)
+    assert _generated_runs is not None  # set with the scanner
+    found = scanner.find(text, _lowercase(text)) + _generated_runs(text)
     merged: list[list[Any]] = []
     for start, end, kind, _ in sorted(found, key=lambda f: (f.start, f.rank)):
         if merged and start < merged[-1][1]:
@@ -114,6 +146,18 @@ def _redactions(scanner: Scanner, text: str) -> list[list[Any]]:
 def scrub(text: str) -> Scrubbed:
     """Return ``text`` without invisible characters and with every secret replaced."""
     return _scrub_with(_scanner(), text)
+
+
+# Short strings recur throughout an import: a message's ``parent_uuid`` is the previous message's
+# ``uuid``, a result repeats its call's id, and tool names, models, branches and folders come back
+# in every session. ``scrub`` is pure, so a remembered result is the result.
+SHORT = 128
+_scrub_remembered = lru_cache(maxsize=16_384)(scrub)
+
+
+def scrub_short(text: str) -> Scrubbed:
+    """``scrub(text)``, remembered for short strings."""
+    return _scrub_remembered(text) if len(text) <= SHORT else scrub(text)
 
 
 def make_scrubber(without: frozenset[str]) -> Callable[[str], Scrubbed]:
@@ -159,9 +203,11 @@ def scrub_value(value: Any) -> tuple[Any, tuple[str, ...]]:
     secret in any single string, yet the pair is one.
     """
     if isinstance(value, str):
-        result = scrub(value)
+        result = scrub_short(value)
         return result.text, result.kinds
     if isinstance(value, dict):
+        from recall.scrub.context import judge_pair
+
         kinds: list[str] = []
         out: dict[Any, Any] = {}
         for key, item in value.items():

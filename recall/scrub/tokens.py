@@ -43,10 +43,17 @@ class _Rule:
     # Find the literal through its tail from this index on ("k-" for "sk-"), so rules share the
     # scan of a rarer character; see recall.scrub.scan for why fewer scans matter.
     anchor: int = 0
-    exact: re.Pattern[str] = field(init=False, compare=False)
+    _exact: re.Pattern[str] | None = field(default=None, init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "exact", re.compile(self.pattern))
+    @property
+    def exact(self) -> re.Pattern[str]:
+        """Compiled on the rule's first hit: a process that never meets its vendor's token (most
+        short commands) does not pay for compiling the ~70 exact patterns (issue 16)."""
+        pattern = self._exact
+        if pattern is None:
+            pattern = re.compile(self.pattern)
+            object.__setattr__(self, "_exact", pattern)
+        return pattern
 
     def handle(self, text: str, lowered: str, position: int, literal: str, out: list[Finding]) -> None:
         if self.back:

@@ -21,11 +21,13 @@ _MESSAGE = RecordKind.MESSAGE.value
 def fold_summaries(ranked: Iterable[Hit], limit: int) -> list[Hit]:
     """The first ``limit`` results of ``ranked`` (best first) with summaries folded into their messages."""
     out: list[Hit] = []
+    if limit <= 0:
+        return out
     listed: dict[int, Hit] = {}  # session id -> its best message in the list
     summaries: dict[int, Hit] = {}  # session id -> its summary in the list, no message of it yet
+    # The list is full as soon as it holds ``limit``: no further hit is asked for, so a lazy
+    # ``ranked`` (keyword mode's) never reads rows it would not show.
     for hit in ranked:
-        if len(out) >= limit:
-            break
         session = hit.extra.get("session_id")
         if hit.kind == _SUMMARY and isinstance(session, int):
             if session in listed:
@@ -39,6 +41,8 @@ def fold_summaries(ranked: Iterable[Hit], limit: int) -> list[Hit]:
                 out.remove(summary)
                 _attach(hit, summary)
         out.append(hit)
+        if len(out) >= limit:
+            break
     return out
 
 

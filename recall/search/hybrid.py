@@ -21,7 +21,7 @@ match each get full credit for their part); the raw parts travel with every hit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
@@ -72,13 +72,10 @@ def search(
     decisions, learnings and breadcrumbs carrying every one of them.
     """
     query = clean_query(query)
-    if mode not in MODES:
-        raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
-    if not 0.0 <= min_score <= 1.0:
-        raise InvalidInput("min_score must lie between 0 and 1")
+    _check(mode, min_score)
     from recall.search import keyword as lexical_search
-    from recall.search.filters import expired_among, tagged_rowids
-    from recall.search.keyword import keyword_candidates, keyword_search, materialise, rank
+    from recall.search.filters import tagged_rowids
+    from recall.search.keyword import keyword_candidates, materialise, rank
 
     only: set[int] | None = None
     if tags:
@@ -87,69 +84,126 @@ def search(
         if not only:
             return []
     if mode == "keyword":
-        with store.reading() as conn:
-            found = keyword_search(
-                conn,
-                query,
-                project=project,
-                table=table,
-                bias=bias,
-                limit=limit + FOLD_SPARE + len(leave_out),
-                only=only,
-            )
-        if leave_out:
-            found = [
-                hit for hit in found if index_rowid(KIND_CODES[RecordKind(hit.kind)], hit.id) not in leave_out
-            ]
-        return fold_summaries(found, limit)
+        return _keyword_mode(store, query, (project, table, bias), limit, only, leave_out)
     if not query.strip() or limit <= 0:
         return []
     from recall.search.semantic import semantic_candidates
 
     if embedder is None:
         raise InvalidInput(f"{mode} search needs an embedding model; use keyword mode without one")
-    weight = KEYWORD_WEIGHT if keyword_weight is None else keyword_weight
     depth = max(CANDIDATE_DEPTH, limit)
     with store.reading() as conn:
         cosines, query_vector, index = semantic_candidates(
             store, embedder, query, project=project, table=table, depth=depth, only=only
         )
-        for rowid in leave_out:
-            cosines.pop(rowid, None)
         keyword: dict[int, float] = {}
         if mode == "hybrid":
             keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
-            for rowid in leave_out:
-                keyword.pop(rowid, None)
-        gone = expired_among(conn, keyword.keys() | cosines.keys())  # out before scores are stretched
-        cosines = {rowid: cosine for rowid, cosine in cosines.items() if rowid not in gone}
-        keyword = {rowid: score for rowid, score in keyword.items() if rowid not in gone}
+        cosines, keyword = _without(conn, cosines, keyword, leave_out)
         if mode == "hybrid":
-            lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
-            missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
-            for (code, row_id), cosine in index.cosines_for(query_vector, missing).items():
-                cosines[index_rowid(code, row_id)] = cosine
-            fused = fuse(lexical, cosines, weight)
-            fused = lift_by_session(
-                fused, sessions_of(conn, fused), SESSION_WEIGHT if session_weight is None else session_weight
+            fused = _hybrid_scores(
+                conn,
+                keyword,
+                cosines,
+                (keyword_weight, session_weight),
+                lambda missing: index.cosines_for(query_vector, missing),
+                leave_out,
             )
         else:
             fused = {rowid: max(0.0, cosine) for rowid, cosine in cosines.items()}
         # Only the hits returned are read in full (adr/0031), with spares for the summaries that fold.
         best = lexical_search.best_rowids(conn, fused, bias=bias, limit=limit + FOLD_SPARE, cap=BIAS_CAP)
         hits = materialise(conn, {rowid: fused[rowid] for rowid in best})
-    keyword_order = {
-        rowid: n for n, rowid in enumerate(sorted(keyword, key=keyword.__getitem__, reverse=True), 1)
-    }
-    for hit in hits:
-        rowid = index_rowid(KIND_CODES[RecordKind(hit.kind)], hit.id)
-        hit.cosine = cosines.get(rowid)
-        hit.keyword_score = keyword.get(rowid)
-        hit.keyword_rank = keyword_order.get(rowid)
+    _fill_parts(hits, cosines, keyword)
     ranked = rank(hits, bias=bias, limit=len(hits), cap=BIAS_CAP)
     # A score of 0 is the weakest candidate on both sides, or a vector pointing away from the query:
     # it is not a match, and listing it would only pad the results.
     return fold_summaries((hit for hit in ranked if hit.score > 0 and hit.score >= min_score), limit)
+
+
+def _keyword_mode(
+    store: Store,
+    query: str,
+    scope: tuple[str | None, RecordKind | None, RecordKind | None],
+    limit: int,
+    only: set[int] | None,
+    leave_out: Collection[int],
+) -> list[Hit]:
+    """Keyword search alone; ``scope`` is (project, kind, bias)."""
+    from recall.search.keyword import keyword_hits
+
+    project, table, bias = scope
+    with store.reading() as conn:
+        found = keyword_hits(
+            conn,
+            query,
+            project=project,
+            table=table,
+            bias=bias,
+            limit=limit + FOLD_SPARE + len(leave_out),
+            only=only,
+            batch=limit + len(leave_out),  # the spares are read only when summaries fold
+        )
+        return fold_summaries((hit for hit in found if _rowid_of(hit) not in leave_out), limit)
+
+
+def _hybrid_scores(
+    conn: sqlite3.Connection,
+    keyword: dict[int, float],
+    cosines: dict[int, float],
+    weights: tuple[float | None, float | None],
+    cosines_for: Callable[[list[tuple[int, int]]], dict[tuple[int, int], float]],
+    leave_out: Collection[int] = (),
+) -> dict[int, float]:
+    """Fused and session-lifted scores; ``cosines`` gains the cosine of every keyword candidate the
+    vector side missed. ``weights`` (keyword, session) default to the cross-validated ones. A row
+    left out stays out even as the successor of a keyword match (``carry_forward``)."""
+    keyword_weight, session_weight = weights
+    lexical = carry_forward(keyword, following_turns(conn, keyword), CARRY)
+    for rowid in leave_out:
+        lexical.pop(rowid, None)
+    missing = [split_rowid(rowid) for rowid in lexical if rowid not in cosines]
+    for (code, row_id), cosine in cosines_for(missing).items():
+        cosines[index_rowid(code, row_id)] = cosine
+    fused = fuse(lexical, cosines, KEYWORD_WEIGHT if keyword_weight is None else keyword_weight)
+    lift = SESSION_WEIGHT if session_weight is None else session_weight
+    return lift_by_session(fused, sessions_of(conn, fused), lift)
+
+
+def _check(mode: str, min_score: float) -> None:
+    if mode not in MODES:
+        raise InvalidInput(f"unknown search mode {mode!r}; use keyword, semantic or hybrid")
+    if not 0.0 <= min_score <= 1.0:
+        raise InvalidInput("min_score must lie between 0 and 1")
+
+
+def _rowid_of(hit: Hit) -> int:
+    return index_rowid(KIND_CODES[RecordKind(hit.kind)], hit.id)
+
+
+def _without(
+    conn: sqlite3.Connection, cosines: dict[int, float], keyword: dict[int, float], leave_out: Collection[int]
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Both candidate sets less the rows left out and the expired ones, before scores are stretched."""
+    from recall.search.filters import expired_among
+
+    gone = expired_among(conn, keyword.keys() | cosines.keys()) | set(leave_out)
+    return (
+        {rowid: cosine for rowid, cosine in cosines.items() if rowid not in gone},
+        {rowid: score for rowid, score in keyword.items() if rowid not in gone},
+    )
+
+
+def _fill_parts(hits: list[Hit], cosines: dict[int, float], keyword: dict[int, float]) -> None:
+    """Each hit carries its cosine, its keyword score and its place among the keyword candidates."""
+    keyword_order = {
+        rowid: n for n, rowid in enumerate(sorted(keyword, key=keyword.__getitem__, reverse=True), 1)
+    }
+    for hit in hits:
+        rowid = _rowid_of(hit)
+        hit.cosine = cosines.get(rowid)
+        hit.keyword_score = keyword.get(rowid)
+        hit.keyword_rank = keyword_order.get(rowid)
 
 
 def fuse(keyword: dict[int, float], cosines: dict[int, float], weight: float) -> dict[int, float]:

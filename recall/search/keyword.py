@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from recall.dbtime import to_db_time, utc_now
 from recall.results import Hit
 from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
+from recall.search.filters import expired_among, json_ids
 from recall.search.fts_query import build_match, scope_filter
 from recall.search.project_bm25 import RESCORE_DEPTH, project_scores
-from recall.store.writer import to_db_time, utc_now
 
 # bm25 column weights: content, detail, tags, scope (scope holds filter tokens, never ranks).
 _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
@@ -54,8 +55,25 @@ def keyword_search(
     """Rank rows matching ``query``; any text is a valid query and returns hits or none.
 
     ``only`` keeps to those index rowids (a tag filter, recall.search.tagged)."""
+    return list(keyword_hits(conn, query, project=project, table=table, bias=bias, limit=limit, only=only))
+
+
+def keyword_hits(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    project: str | None = None,
+    table: RecordKind | None = None,
+    bias: RecordKind | None = None,
+    limit: int = 10,
+    only: set[int] | None = None,
+    batch: int | None = None,
+) -> Iterator[Hit]:
+    """``keyword_search``'s hits, in its order with its scores and ranks, read ``batch`` rows at a
+    time as the caller asks for more: keyword mode asks for spares in case summaries fold into
+    their sessions' messages (``FOLD_SPARE``), and most queries never need them (issue 16)."""
     if limit <= 0 or (only is not None and not only):
-        return []
+        return
     depth = max(limit * 3, 30)
     scored = keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
     if bias is not None and table is None:
@@ -63,13 +81,17 @@ def keyword_search(
         for rowid, score in biased.items():
             scored.setdefault(rowid, score)
     best = best_rowids(conn, scored, bias=bias, limit=limit)
-    hits = materialise(conn, {rowid: scored[rowid] for rowid in best})
-    for hit in hits:
-        hit.keyword_score = hit.score
-    hits = rank(hits, bias=bias, limit=limit)
-    for position, hit in enumerate(hits, start=1):
-        hit.keyword_rank = position
-    return hits
+    size = max(1, batch or len(best))
+    position = 0
+    for start in range(0, len(best), size):
+        hits = materialise(conn, {rowid: scored[rowid] for rowid in best[start : start + size]})
+        for hit in hits:
+            hit.keyword_score = hit.score
+        # ``best`` is already in ``rank``'s order, so ranking each batch keeps the order of all.
+        for hit in rank(hits, bias=bias, limit=len(hits)):
+            position += 1
+            hit.keyword_rank = position
+            yield hit
 
 
 def keyword_candidates(
@@ -90,13 +112,46 @@ def keyword_candidates(
     if match is None or (only is not None and not only):
         return {}
     kind = table.value if table else None
-    if getattr(conn, "dialect", "sqlite") == "postgresql":  # tsvector and GIN (recall.pg.fulltext)
+    if _on_postgres(conn):
         from recall.pg.fulltext import candidates
 
         return candidates(conn, query, kind=kind, project=project, depth=depth, only=only)
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
     found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH), only)
+    return _rescored(conn, query, found, project, depth)
+
+
+def keyword_rowids(
+    conn: sqlite3.Connection, query: str, *, project: str | None, table: RecordKind | None, depth: int
+) -> list[int]:
+    """The rowids ``keyword_candidates`` returns, for a caller that reads them but not their scores
+    (a near-duplicate check): when FTS5 finds no more than ``depth`` rows they are all returned
+    whatever their scores, so the project's statistics (counts over the whole project) are not read.
+    """
+    match = build_match(query)
+    if match is None:
+        return []
+    kind = table.value if table else None
+    if _on_postgres(conn):
+        return list(keyword_candidates(conn, query, project=project, table=table, depth=depth))
+    if project is None or not PROJECT_STATISTICS:
+        return list(_ranked_rowids(conn, match, kind, project, depth))
+    found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH))
+    if len(found) <= depth:
+        return list(found)
+    return list(_rescored(conn, query, found, project, depth))
+
+
+def _on_postgres(conn: sqlite3.Connection) -> bool:
+    """A team server's store: keyword search is tsvector and GIN there (recall.pg.fulltext)."""
+    return getattr(conn, "dialect", "sqlite") == "postgresql"
+
+
+def _rescored(
+    conn: sqlite3.Connection, query: str, found: dict[int, float], project: str, depth: int
+) -> dict[int, float]:
+    """FTS5's candidates scored again with the project's statistics, the best ``depth`` kept."""
     scores = project_scores(conn, query, found, project)
     best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
     # A row FTS5 matched keeps a trace of its FTS5 order should no stem of it be found again.
@@ -127,8 +182,6 @@ def best_rowids(
     """The ``limit`` rowids ``rank`` would keep, best first, found before any row is read in full:
     only a decision's status and a record's expiry change a score, so only they are looked up, and
     ``materialise`` reads (and previews) just the hits returned (adr/0031)."""
-    from recall.search.filters import expired_among
-
     decisions = [row_id for code, row_id in map(split_rowid, scored) if code == _DECISION]
     inactive = _ids(conn, "decisions", "status != 'active'", decisions)
     expired = expired_among(conn, scored)
@@ -152,7 +205,7 @@ def _ids(conn: sqlite3.Connection, table: str, condition: str, ids: list[int]) -
     if not ids:
         return set()
     sql = f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?)) AND {condition}"
-    return {row[0] for row in conn.execute(sql, (json.dumps(ids),))}
+    return {row[0] for row in conn.execute(sql, (json_ids(ids),))}
 
 
 def _ranked_rowids(
@@ -243,5 +296,9 @@ def _hit(kind: RecordKind, data: dict[str, Any], score: float) -> Hit:
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    flat = " ".join(text.split())
+    # The whitespace-collapsed head of any prefix is a prefix of the whole text's, so when a head
+    # of 4 × limit characters already runs past ``limit`` the cut is the same; a long message
+    # (a tool's output) is then not split into words in full for 240 characters.
+    head = " ".join(text[: 4 * limit].split())
+    flat = head if len(head) > limit else " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

@@ -9,7 +9,8 @@ and each term's document frequency n are the project's:
 
 - n per term: ``count(*)`` of the term inside the project, through FTS5 (phrases and prefixes as
   the index matches them);
-- N: rows carrying the project's scope token, counted once per database change (``_ROWS``);
+- N: rows carrying the project's scope token, counted once per database state
+  (``_Counts``), as each term's n is;
 - each candidate's term frequencies: the ``fts5vocab`` instance table of the index, which names
   the stems FTS5 stored, with their column and position (phrases are consecutive positions);
 - document lengths from the index's docsize table, the mean length from its averages record.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 from recall.search.fts_query import match_terms, render_term
@@ -38,7 +39,6 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"  # the index's (m0004_porter_
 COLUMN_WEIGHTS = {"content": 1.0, "detail": 0.5, "tags": 0.8, "scope": 0.0}
 
 Term = tuple[tuple[str, ...], bool]
-_ROWS: dict[tuple[str, str, int, int], int] = {}
 _local = threading.local()
 
 
@@ -52,11 +52,10 @@ def project_scores(
         return dict.fromkeys(rowids, 0.0)
     scope = f'scope : "p{project.encode("utf-8").hex()}"'
     rows = project_rows(conn, scope)
-    counts = _counts(
-        conn, [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in terms]
-    )
-    # A cached N can trail the index when a connection with a reused id() reads it; no term can
-    # match more rows than the project holds, so the count is raised to what the terms show.
+    expressions = [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in terms]
+    counts = _remembered(conn, expressions, lambda missing: _counts(conn, missing))
+    # Kept from when N was remembered by the connection's id(), which a new one could reuse: no term
+    # can match more rows than the project holds, so the count is raised to what the terms show.
     rows = max([rows, *counts])
     weights: dict[Term, float] = {}
     for term, matching in zip(terms, counts, strict=True):
@@ -75,17 +74,45 @@ def project_scores(
 
 def project_rows(conn: sqlite3.Connection, scope: str) -> int:
     """Rows of one project in the index; counted again only after the database changed."""
-    version = conn.execute("PRAGMA data_version").fetchone()[0]
-    key = (_database(conn), scope, int(version), conn.total_changes)
-    if key not in _ROWS:
-        if len(_ROWS) > 256:
-            _ROWS.clear()
-        _ROWS[key] = _count(conn, scope)
-    return _ROWS[key]
+    return _remembered(conn, [scope], lambda missing: [_count(conn, scope)])[0]
 
 
-def _database(conn: sqlite3.Connection) -> str:
-    return str(conn.execute("PRAGMA database_list").fetchone()[2]) + f"#{id(conn)}"
+class _Counts:
+    """Counts of FTS5 expressions for one connection in one database state: a project's rows, and
+    the rows of the project holding a query term. A session's searches repeat their words, and the
+    count of a common term reads its whole doclist (issue 16). Any commit (this connection's or
+    another's) changes the state and starts over, so a remembered count is always the count. The
+    connection itself is held, not its ``id()``, so a new connection can never inherit the counts
+    of a closed one."""
+
+    def __init__(self) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self.state: tuple[int, int] = (-1, -1)
+        self.counts: dict[str, int] = {}
+
+
+_COUNTS = _Counts()
+_COUNTS_KEPT = 4096
+_counts_lock = threading.Lock()
+
+
+def _remembered(
+    conn: sqlite3.Connection, expressions: Sequence[str], count: Callable[[list[str]], list[int]]
+) -> list[int]:
+    version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+    state = (version, conn.total_changes)
+    with _counts_lock:
+        if _COUNTS.conn is not conn or _COUNTS.state != state or len(_COUNTS.counts) > _COUNTS_KEPT:
+            _COUNTS.conn, _COUNTS.state, _COUNTS.counts = conn, state, {}
+        known = {e: _COUNTS.counts[e] for e in expressions if e in _COUNTS.counts}
+    missing = list(dict.fromkeys(e for e in expressions if e not in known))
+    if missing:
+        fresh = dict(zip(missing, count(missing), strict=True))
+        known.update(fresh)
+        with _counts_lock:
+            if _COUNTS.conn is conn and _COUNTS.state == state:
+                _COUNTS.counts.update(fresh)
+    return [known[e] for e in expressions]
 
 
 def _count(conn: sqlite3.Connection, expression: str) -> int:

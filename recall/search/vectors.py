@@ -21,7 +21,7 @@ import threading
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -57,6 +57,22 @@ class Refreshed(NamedTuple):
     reloaded: bool
 
 
+READ_BATCH = 16_384  # stored vectors fetched at a time when the index loads
+
+
+class _Rows(NamedTuple):
+    """Stored vectors read from SQLite, as arrays (``VectorIndex._rows_since``)."""
+
+    codes: NDArray[np.int8]
+    ids: NDArray[np.int64]
+    projects: NDArray[np.int32]
+    scales: NDArray[np.float32]
+    vectors: NDArray[np.int8]
+    sessions: NDArray[np.int64]
+    ordinals: NDArray[np.int64]
+    tail: tuple[float, bytes] | None  # (scale, vector) of the last row as stored
+
+
 class VectorIndex:
     """The vectors of one model key, mirrored from SQLite into numpy arrays."""
 
@@ -82,7 +98,7 @@ class VectorIndex:
         # Sign bits, one row per 64-bit word (word-major): XOR + popcount run over contiguous memory.
         self.bits = np.zeros((max(1, -(-self.dim // 64)), 0), dtype=np.uint64)
         self._project_ids: dict[str, int] = {}
-        self._position: dict[tuple[int, int], int] = {}
+        self._position: dict[int, int] = {}  # _key(kind code, id) -> row
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -116,14 +132,14 @@ class VectorIndex:
                 rows = self._rows_since(conn, self._last_seq)
                 # A re-embedded row (edit → trigger delete → new vector) replaces its old copy, which
                 # _append hides; only rows deleted for good force a full reload.
-                replaced = sum((r[0], r[1]) in self._position for r in rows)
-                if self._count + len(rows) - replaced != count:
+                replaced = sum(key in self._position for key in _keys(rows.codes, rows.ids).tolist())
+                if self._count + rows.ids.size - replaced != count:
                     self._reset()
                     reloaded = True
                     rows = self._rows_since(conn, 0)
                 self._append(conn, rows)
                 self._count, self._last_seq = count, last
-                loaded = len(rows)
+                loaded = int(rows.ids.size)
             self._seen = seen
             return Refreshed(loaded, reloaded)
 
@@ -175,8 +191,9 @@ class VectorIndex:
                 setattr(self, name, array)
             self._project_ids = {name: n for n, name in enumerate(meta["projects"])}
             live = np.flatnonzero(self.codes >= 0)
-            self._position = dict(zip(zip(self.codes[live].tolist(), self.ids[live].tolist(), strict=True),
-                                      live.tolist(), strict=True))  # fmt: skip
+            self._position = dict(
+                zip(_keys(self.codes[live], self.ids[live]).tolist(), live.tolist(), strict=True)
+            )
             self._count, self._last_seq = int(meta["count"]), int(meta["last_seq"])
             self._tail = (float(meta["tail_scale"]), bytes.fromhex(meta["tail_vector"]))
         return True
@@ -186,40 +203,68 @@ class VectorIndex:
         return {"format": SNAPSHOT_FORMAT, "model_key": self.model_key, "model": identity, "dim": self.dim,
                 "mix": [[offset, weight] for offset, weight in sorted(mix.items())]}  # fmt: skip
 
-    def _rows_since(self, conn: sqlite3.Connection, seq: int) -> list[sqlite3.Row]:
-        return conn.execute(
+    def _rows_since(self, conn: sqlite3.Connection, seq: int) -> _Rows:
+        """Rows stored after ``seq``, read ``READ_BATCH`` at a time into arrays: a million rows
+        fetched as one list held ~750 MB of Python objects at once, and the heap they left behind
+        stayed in the process (issue 16: an MCP server's memory at 1M vectors)."""
+        cursor = conn.execute(
             "SELECT e.kind_code, e.row_id, e.project, e.scale, e.vector, m.session_id, m.ordinal "
             "FROM embeddings e LEFT JOIN messages m ON e.kind_code = ? AND m.id = e.row_id "
             "WHERE e.model_key = ? AND e.seq > ? ORDER BY e.seq",
             (_MESSAGE_CODE, self.model_key, seq),
-        ).fetchall()
+        )
+        parts: list[_Rows] = []
+        while batch := cursor.fetchmany(READ_BATCH):
+            parts.append(self._arrays(batch))
+        if not parts:
+            return self._arrays([])
+        if len(parts) == 1:  # its vectors view the fetched bytes, which are read-only
+            return parts[0]._replace(vectors=parts[0].vectors.copy())
 
-    def _append(self, conn: sqlite3.Connection, rows: Sequence[sqlite3.Row | tuple]) -> None:
-        if not rows:
+        def joined(name: str) -> Any:
+            return np.concatenate([getattr(part, name) for part in parts])
+
+        return _Rows(joined("codes"), joined("ids"), joined("projects"), joined("scales"), joined("vectors"),
+                     joined("sessions"), joined("ordinals"), parts[-1].tail)  # fmt: skip
+
+    def _arrays(self, rows: Sequence[sqlite3.Row | tuple]) -> _Rows:
+        count = len(rows)
+        return _Rows(
+            codes=np.fromiter((r[0] for r in rows), dtype=np.int8, count=count),
+            ids=np.fromiter((r[1] for r in rows), dtype=np.int64, count=count),
+            projects=np.fromiter((self._project_id(r[2]) for r in rows), dtype=np.int32, count=count),
+            scales=np.fromiter((r[3] for r in rows), dtype=np.float32, count=count),
+            vectors=np.frombuffer(b"".join(r[4] for r in rows), dtype=np.int8).reshape(count, self.dim),
+            sessions=np.fromiter((-1 if r[5] is None else r[5] for r in rows), dtype=np.int64, count=count),
+            ordinals=np.fromiter((r[6] or 0 for r in rows), dtype=np.int64, count=count),
+            tail=(float(rows[-1][3]), bytes(rows[-1][4])) if rows else None,
+        )
+
+    def _append(self, conn: sqlite3.Connection, rows: _Rows) -> None:
+        if not rows.ids.size:
             return
         start = len(self)
-        codes = np.fromiter((r[0] for r in rows), dtype=np.int8, count=len(rows))
-        ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        projects = np.fromiter((self._project_id(r[2]) for r in rows), dtype=np.int32, count=len(rows))
-        scales = np.fromiter((r[3] for r in rows), dtype=np.float32, count=len(rows))
-        vectors = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.int8).reshape(len(rows), self.dim)
-        sessions = np.fromiter((-1 if r[5] is None else r[5] for r in rows), dtype=np.int64, count=len(rows))
-        ordinals = np.fromiter((r[6] or 0 for r in rows), dtype=np.int64, count=len(rows))
-        replaced = [self._position.get((int(c), int(i))) for c, i in zip(codes, ids, strict=True)]
-        self.codes = np.concatenate([self.codes, codes])
-        self.ids = np.concatenate([self.ids, ids])
-        self.projects = np.concatenate([self.projects, projects])
-        self.scales = np.concatenate([self.scales, scales])
-        self.sessions = np.concatenate([self.sessions, sessions])
-        self.ordinals = np.concatenate([self.ordinals, ordinals])
-        self.vectors = np.concatenate([self.vectors, vectors])
+        codes, ids, sessions = rows.codes, rows.ids, rows.sessions
+        keys = _keys(codes, ids).tolist()
+        replaced = [self._position.get(key) for key in keys]
+        if start == 0:  # a first load takes the arrays as read, without a second copy of every vector
+            self.codes, self.ids, self.projects, self.scales = codes, ids, rows.projects, rows.scales
+            self.sessions, self.ordinals, self.vectors = sessions, rows.ordinals, rows.vectors
+        else:
+            self.codes = np.concatenate([self.codes, codes])
+            self.ids = np.concatenate([self.ids, ids])
+            self.projects = np.concatenate([self.projects, rows.projects])
+            self.scales = np.concatenate([self.scales, rows.scales])
+            self.sessions = np.concatenate([self.sessions, sessions])
+            self.ordinals = np.concatenate([self.ordinals, rows.ordinals])
+            self.vectors = np.concatenate([self.vectors, rows.vectors])
         stale = [p for p in replaced if p is not None]
         if stale:  # an INSERT OR REPLACE re-embedded a row: hide its old copy
             self.codes[stale] = -1
             self.sessions[stale] = -1
-        for offset, (code, row_id) in enumerate(zip(codes.tolist(), ids.tolist(), strict=True)):
-            self._position[(code, row_id)] = start + offset
-        self._tail = (float(rows[-1][3]), bytes(rows[-1][4]))
+        self._position.update(zip(keys, range(start, start + len(keys)), strict=True))
+        assert rows.tail is not None  # rows were read
+        self._tail = rows.tail
         remixed = self._mix_sessions(conn, start, np.unique(sessions[sessions >= 0]))
         self.bits = np.concatenate([self.bits, _sign_bits(self.vectors[start:]).T], axis=1)
         if remixed.size:
@@ -301,7 +346,7 @@ class VectorIndex:
     ) -> dict[tuple[int, int], float]:
         """Cosine for specific rows (the keyword-only candidates of hybrid search)."""
         with self._lock:
-            found = [(pair, self._position[pair]) for pair in pairs if pair in self._position]
+            found = [(pair, self._position[key]) for pair in pairs if (key := _key(*pair)) in self._position]
             if not found:
                 return {}
             positions = np.array([p for _, p in found], dtype=np.int64)
@@ -313,13 +358,18 @@ class VectorIndex:
         return np.zeros(len(self), dtype=bool) if pid is None else self.projects == pid
 
     def exact_scores(self, query: NDArray[np.float32], positions: NDArray[np.int64]) -> NDArray[np.float32]:
-        """Dequantised dot products with the query (its cosine, as stored rows are unit vectors)."""
+        """Dequantised dot products with the query (its cosine, as stored rows are unit vectors).
+
+        ``einsum`` rather than ``@``: a matrix-vector product goes to OpenBLAS, whose worker threads
+        spin on the other cores after each call. On a busy 2-core machine they took the CPU from
+        the rest of the search, and hybrid search at 100,000 rows waited 19-24 ms at the median
+        instead of 9-14 (adr/0037); numpy's own loop costs ~0.2 ms more for 10,000 rows.
+        """
         out = np.empty(positions.size, dtype=np.float32)
         for start in range(0, positions.size, _EXACT_CHUNK):
             chunk = positions[start : start + _EXACT_CHUNK]
-            out[start : start + _EXACT_CHUNK] = (
-                self.vectors[chunk].astype(np.float32) @ query
-            ) * self.scales[chunk]
+            dots = np.einsum("ij,j->i", self.vectors[chunk].astype(np.float32), query)
+            out[start : start + _EXACT_CHUNK] = dots * self.scales[chunk]
         return out
 
     def _allowed(self, project: str | None, kinds: Iterable[int] | None) -> NDArray[np.int64] | None:
@@ -346,6 +396,17 @@ class VectorIndex:
         below = np.flatnonzero(distance < cutoff)
         nearest = np.concatenate([below, np.flatnonzero(distance == cutoff)[: size - below.size]])
         return nearest if rows is None else rows[nearest]
+
+
+def _key(code: int, row_id: int) -> int:
+    """One int for a (kind code, id) pair: a million rows' positions take ~95 MB in a dict keyed
+    this way, ~150 MB keyed by tuples (issue 16: an MCP server's memory at 1M vectors)."""
+    return (row_id << 8) | code
+
+
+def _keys(codes: NDArray[np.int8], ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``_key`` of every pair at once (kind codes of stored rows are 0-127)."""
+    return (ids << 8) | codes.astype(np.int64)
 
 
 def _session_chunks(sessions: NDArray[np.int64], size: int = _EXACT_CHUNK) -> list[slice]:

@@ -23,13 +23,12 @@ from recall.config import default_db_path
 from recall.db import begin_immediate, connect, describe_sqlite_error, is_store_problem
 from recall.errors import InvalidInput, InvalidTransition, NotFound, StoreUnavailable
 from recall.rowkinds import JSON_COLUMNS, TABLE_NAMES, TYPED_KINDS, DecisionStatus, Provenance, RecordKind
-from recall.store.entities import connect_record
 from recall.store.records import NewRecord, RecordChanges, change_values, record_values
-from recall.store.writer import Writer
 
 if TYPE_CHECKING:
     from recall.store.extracted import ExtractionBatch, ExtractionOutcome
     from recall.store.transcripts import BatchOutcome, Ready, SourceStamp
+    from recall.store.writer import Writer
     from recall.summary import SummaryDraft
     from recall.transcript import Transcript
 
@@ -51,7 +50,9 @@ class Store:
         self.path = default_db_path(path)
         self._conn = connect(self.path)
         self._lock = threading.RLock()
-        self._writer = Writer(self._conn)
+        # Built on the first write: the writer brings the scrubber and the entity rules, which a
+        # search or a brief never needs (issue 16: whole commands in 0.4 s).
+        self._writer: Writer | None = None
         self.cache: dict[str, Any] = {}  # per-process derived state, e.g. in-memory vector indexes
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -89,9 +90,14 @@ class Store:
         """A write transaction; the writer's redaction counter is reset for each one."""
         with self._lock, self._file_errors():
             begin_immediate(self._conn, self.path)
-            self._writer.redactions.clear()
+            writer = self._writer
+            if writer is None:
+                from recall.store.writer import Writer
+
+                writer = self._writer = Writer(self._conn)
+            writer.redactions.clear()
             try:
-                yield self._writer
+                yield writer
                 self._conn.execute("COMMIT")
             except BaseException:
                 if self._conn.in_transaction:  # SQLite has already rolled back after some I/O errors
@@ -127,6 +133,8 @@ class Store:
         values = record_values(new)
         with self.transaction() as writer:
             row_id = writer.insert(TABLE_NAMES[new.kind], values, Provenance.USER_AUTHORED)
+            from recall.store.entities import connect_record  # lazily: a read never connects
+
             connect_record(self._conn, writer, new.kind, row_id)
             redacted = dict(writer.redactions)
         return Written(row_id, redacted)
@@ -169,6 +177,8 @@ class Store:
         with self.transaction() as writer:
             self.require(kind, row_id)
             writer.update(TABLE_NAMES[kind], row_id, values)
+            from recall.store.entities import connect_record  # lazily: a read never connects
+
             connect_record(self._conn, writer, kind, row_id)
             redacted = dict(writer.redactions)
         return Written(row_id, redacted)
@@ -221,40 +231,50 @@ class Store:
         was queued again since (recall.summary_queue.summarise_session).
         """
         with self.transaction() as writer:
-            session = self._conn.execute(
-                "SELECT project, coalesce(ended_at, started_at) AS happened FROM sessions WHERE id = ?",
-                (session_id,),
-            ).fetchone()
-            if session is None:
-                raise NotFound(f"no session with id {session_id}")
-            if due_generation is not None:
-                writer.summary_done(session_id, due_generation)
-            values = {
-                "title": draft.title,
-                "content": draft.content,
-                "meta": draft.meta,
-                "importance": importance,
-            }
-            existing = self._conn.execute(
-                "SELECT id, title, content FROM session_summaries WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            if existing is not None and (existing["title"], existing["content"]) == (
-                draft.title,
-                draft.content,
-            ):
-                return int(existing["id"])
-            if existing is None:
-                # A summary dates from its session, so catch-up lists old imports by when they happened.
-                dated = {"created_at": session["happened"]} if session["happened"] else {}
-                summary_id = writer.insert(
-                    "session_summaries",
-                    {"project": session["project"], "session_id": session_id, **dated, **values},
-                    Provenance.DERIVED,
-                )
-            else:
-                summary_id = int(existing[0])
-                writer.update("session_summaries", summary_id, values)
+            summary_id = self.write_summary_in(writer, session_id, draft, importance, due_generation)
+        if summary_id is None:
+            raise NotFound(f"no session with id {session_id}")
         return summary_id
+
+    def write_summary_in(
+        self,
+        writer: Writer,
+        session_id: int,
+        draft: SummaryDraft,
+        importance: int = 5,
+        due_generation: int | None = None,
+    ) -> int | None:
+        """``write_summary`` inside a transaction the caller holds (several summaries share one);
+        None when the session is gone."""
+        session = self._conn.execute(
+            "SELECT project, coalesce(ended_at, started_at) AS happened FROM sessions WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+        if session is None:
+            return None
+        if due_generation is not None:
+            writer.summary_done(session_id, due_generation)
+        values = {
+            "title": draft.title,
+            "content": draft.content,
+            "meta": draft.meta,
+            "importance": importance,
+        }
+        existing = self._conn.execute(
+            "SELECT id, title, content FROM session_summaries WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if existing is not None and (existing["title"], existing["content"]) == (draft.title, draft.content):
+            return int(existing["id"])
+        if existing is None:
+            # A summary dates from its session, so catch-up lists old imports by when they happened.
+            dated = {"created_at": session["happened"]} if session["happened"] else {}
+            return writer.insert(
+                "session_summaries",
+                {"project": session["project"], "session_id": session_id, **dated, **values},
+                Provenance.DERIVED,
+            )
+        writer.update("session_summaries", int(existing[0]), values)
+        return int(existing[0])
 
     # -- extraction (recall.store.extracted) ------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recall.scrub import Scrubbed, scrub
+from recall.scrub import SHORT, Scrubbed, scrub, scrub_short
 from recall.transcript import Cut
 
 __all__ = ["CEILING", "cap", "scrub_then_cap"]
@@ -58,8 +58,11 @@ def scrub_then_cap(text: str, cuts: Sequence[Cut] = ()) -> Scrubbed:
     """Scrub ``text`` part by part and cut each marked part to its limit afterwards.
 
     Parts are scrubbed apart (a cut part and the text around it are separate blocks: a tool call,
-    its output, the prose between), so each part's cut applies to what its scrub left.
+    its output, the prose between), so each part's cut applies to what its scrub left. Short text
+    with nothing to cut (a tool's name, a folder, a model, a branch) is scrubbed once per import.
     """
+    if not cuts and len(text) <= SHORT:
+        return scrub_short(text)
     parts: list[tuple[str, int | None]] = []
     position = 0
     for start, end, limit in sorted(cuts):

@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from recall.dbtime import to_db_time, utc_now
 from recall.errors import InvalidInput, NotFound
 from recall.rowkinds import KIND_CODES, TABLE_NAMES, Confidence, DecisionStatus, Provenance, RecordKind
 from recall.store.records import check_content
-from recall.store.writer import Writer, to_db_time, utc_now
 
 if TYPE_CHECKING:
     from recall.store import Store
+    from recall.store.writer import Writer
 
 _ORDER = {RecordKind.DECISION: 0, RecordKind.LEARNING: 1, RecordKind.BREADCRUMB: 2}
 

@@ -18,11 +18,12 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from recall.db import FTS5_SECURE_DELETE, sqlite_version
+from recall.dbtime import to_db_time, utc_now
 from recall.entities.mention import lookup_key
 from recall.pathnames import printable
 from recall.rowkinds import JSON_COLUMNS, Provenance
@@ -58,19 +59,6 @@ class Capped:
 
     text: str
     cuts: tuple[Cut, ...] = ()
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def to_db_time(value: datetime | None) -> str | None:
-    """One text format for every timestamp, so SQL comparisons and sorting are plain string ops."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 # Names the host or the file system chose (ids, paths): bytes that are not UTF-8 are written as \xNN
