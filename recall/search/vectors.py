@@ -460,7 +460,11 @@ def _session_chunks(sessions: NDArray[np.int64], size: int = _EXACT_CHUNK) -> li
 
 
 def _sign_bits(matrix: NDArray[np.generic]) -> NDArray[np.uint64]:
-    packed = np.packbits(np.greater(matrix, 0), axis=1)
+    # By slices: a million rows at once made a 384 MB boolean temporary (issue 16: memory at 1M).
+    packed = np.concatenate(
+        [np.packbits(np.greater(matrix[at : at + _EXACT_CHUNK], 0), axis=1)
+         for at in range(0, max(1, matrix.shape[0]), _EXACT_CHUNK)]
+    )  # fmt: skip
     pad = (-packed.shape[1]) % 8
     if pad:
         packed = np.pad(packed, ((0, 0), (0, pad)))
