@@ -98,7 +98,7 @@ class VectorIndex:
         # Sign bits, one row per 64-bit word (word-major): XOR + popcount run over contiguous memory.
         self.bits = np.zeros((max(1, -(-self.dim // 64)), 0), dtype=np.uint64)
         self._project_ids: dict[str, int] = {}
-        self._position: dict[int, int] = {}  # _key(kind code, id) -> row
+        self._positions = _Positions()
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -132,7 +132,7 @@ class VectorIndex:
                 rows = self._rows_since(conn, self._last_seq)
                 # A re-embedded row (edit → trigger delete → new vector) replaces its old copy, which
                 # _append hides; only rows deleted for good force a full reload.
-                replaced = sum(key in self._position for key in _keys(rows.codes, rows.ids).tolist())
+                replaced = int(np.count_nonzero(self._positions.find(_keys(rows.codes, rows.ids)) >= 0))
                 if self._count + rows.ids.size - replaced != count:
                     self._reset()
                     reloaded = True
@@ -191,9 +191,7 @@ class VectorIndex:
                 setattr(self, name, array)
             self._project_ids = {name: n for n, name in enumerate(meta["projects"])}
             live = np.flatnonzero(self.codes >= 0)
-            self._position = dict(
-                zip(_keys(self.codes[live], self.ids[live]).tolist(), live.tolist(), strict=True)
-            )
+            self._positions.reset(_keys(self.codes[live], self.ids[live]), live.astype(np.int64))
             self._count, self._last_seq = int(meta["count"]), int(meta["last_seq"])
             self._tail = (float(meta["tail_scale"]), bytes.fromhex(meta["tail_vector"]))
         return True
@@ -245,8 +243,8 @@ class VectorIndex:
             return
         start = len(self)
         codes, ids, sessions = rows.codes, rows.ids, rows.sessions
-        keys = _keys(codes, ids).tolist()
-        replaced = [self._position.get(key) for key in keys]
+        keys = _keys(codes, ids)
+        replaced = self._positions.find(keys)
         if start == 0:  # a first load takes the arrays as read, without a second copy of every vector
             self.codes, self.ids, self.projects, self.scales = codes, ids, rows.projects, rows.scales
             self.sessions, self.ordinals, self.vectors = sessions, rows.ordinals, rows.vectors
@@ -258,11 +256,11 @@ class VectorIndex:
             self.sessions = np.concatenate([self.sessions, sessions])
             self.ordinals = np.concatenate([self.ordinals, rows.ordinals])
             self.vectors = np.concatenate([self.vectors, rows.vectors])
-        stale = [p for p in replaced if p is not None]
-        if stale:  # an INSERT OR REPLACE re-embedded a row: hide its old copy
+        stale = replaced[replaced >= 0]
+        if stale.size:  # an INSERT OR REPLACE re-embedded a row: hide its old copy
             self.codes[stale] = -1
             self.sessions[stale] = -1
-        self._position.update(zip(keys, range(start, start + len(keys)), strict=True))
+        self._positions.put(keys, np.arange(start, start + keys.size, dtype=np.int64))
         assert rows.tail is not None  # rows were read
         self._tail = rows.tail
         remixed = self._mix_sessions(conn, start, np.unique(sessions[sessions >= 0]))
@@ -346,7 +344,9 @@ class VectorIndex:
     ) -> dict[tuple[int, int], float]:
         """Cosine for specific rows (the keyword-only candidates of hybrid search)."""
         with self._lock:
-            found = [(pair, self._position[key]) for pair in pairs if (key := _key(*pair)) in self._position]
+            wanted = list(pairs)
+            where = self._positions.find(np.array([_key(*pair) for pair in wanted], dtype=np.int64))
+            found = [(pair, int(p)) for pair, p in zip(wanted, where.tolist(), strict=True) if p >= 0]
             if not found:
                 return {}
             positions = np.array([p for _, p in found], dtype=np.int64)
@@ -399,9 +399,47 @@ class VectorIndex:
 
 
 def _key(code: int, row_id: int) -> int:
-    """One int for a (kind code, id) pair: a million rows' positions take ~95 MB in a dict keyed
-    this way, ~150 MB keyed by tuples (issue 16: an MCP server's memory at 1M vectors)."""
+    """One int for a (kind code, id) pair (``_Positions``)."""
     return (row_id << 8) | code
+
+
+class _Positions:
+    """Where each row sits in the index, by ``_key``: two sorted int64 arrays, 16 bytes a row.
+
+    A dict keyed by (kind, id) tuples took ~150 MB at a million rows (issue 16: an MCP server's
+    memory with 1M vectors at most 600 MiB). Lookups are a binary search; new rows are merged in
+    instead of re-sorting everything, so a refresh that adds a few rows moves memory once."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.rows = np.zeros(0, dtype=np.int64)
+
+    def reset(self, keys: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.rows = keys[order], rows[order]
+
+    def find(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The row of each key, -1 where it has none."""
+        if not self.keys.size or not keys.size:
+            return np.full(keys.size, -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+        return np.where(self.keys[at] == keys, self.rows[at], -1)
+
+    def put(self, keys: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
+        """Map ``keys`` to ``rows``; a key given twice keeps its last row, as dict updates did."""
+        if not keys.size:
+            return
+        _, last = np.unique(keys[::-1], return_index=True)
+        chosen = keys.size - 1 - last
+        keys, rows = keys[chosen], rows[chosen]  # unique and sorted
+        if self.keys.size:
+            at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+            known = self.keys[at] == keys
+            self.rows[at[known]] = rows[known]
+            keys, rows = keys[~known], rows[~known]
+        if keys.size:
+            at = np.searchsorted(self.keys, keys)
+            self.keys, self.rows = np.insert(self.keys, at, keys), np.insert(self.rows, at, rows)
 
 
 def _keys(codes: NDArray[np.int8], ids: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -422,7 +460,11 @@ def _session_chunks(sessions: NDArray[np.int64], size: int = _EXACT_CHUNK) -> li
 
 
 def _sign_bits(matrix: NDArray[np.generic]) -> NDArray[np.uint64]:
-    packed = np.packbits(np.greater(matrix, 0), axis=1)
+    # By slices: a million rows at once made a 384 MB boolean temporary (issue 16: memory at 1M).
+    packed = np.concatenate(
+        [np.packbits(np.greater(matrix[at : at + _EXACT_CHUNK], 0), axis=1)
+         for at in range(0, max(1, matrix.shape[0]), _EXACT_CHUNK)]
+    )  # fmt: skip
     pad = (-packed.shape[1]) % 8
     if pad:
         packed = np.pad(packed, ((0, 0), (0, pad)))
