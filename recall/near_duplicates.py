@@ -141,14 +141,9 @@ def find_duplicate(
     close = [(int(row["id"]), row["content"]) for row in rows if _worth_a_cosine(content, row["content"])]
     if not close:
         return None
-    repeated = _repeated(kind, content, close)
-    if repeated is not None:
-        return repeated
-    # The same words give or take one need no model to be called one memory (every labelled pair
-    # there is one, at cosine ≥ 0.81: adr/0028); loading it would cost a short command most of its time.
-    plain = [Match(kind, row_id, likeness(content, text, None)) for row_id, text in close]
-    if any(match.likeness.same_memory for match in plain):
-        return max((m for m in plain if m.likeness.same_memory), key=lambda m: m.likeness.overlap)
+    by_words = _decided_by_words(kind, content, close)
+    if by_words is not None:
+        return by_words
     cosines = _cosines(embedder(), [content], [text for _, text in close])
     found = [
         Match(kind, row_id, likeness(content, text, None if cosines is None else float(cosines[0][i])))
@@ -162,18 +157,21 @@ def find_duplicate(
     return best
 
 
-def _repeated(kind: RecordKind, content: str, close: list[tuple[int, str]]) -> Match | None:
-    """The first candidate, when it is worded exactly as ``content``: matched without the model.
+def _decided_by_words(kind: RecordKind, content: str, close: list[tuple[int, str]]) -> Match | None:
+    """The candidate the words alone make one memory with ``content``, matched without the model.
 
-    A wording's cosine with itself is 1, the highest any candidate can score, so the model would
-    pick it too (``max`` keeps the first of equals). Loading the model costs a one-row `recall add`
-    about a second and 250 MiB; saying the same thing again is the common near-duplicate.
+    Loading the model costs a one-row `recall add` most of its time (about a second and 250 MiB).
+    An exact repeat has cosine 1 with itself, the highest any candidate can score, so the model
+    would pick it too; it is reported with that cosine. The same words give or take one
+    (``OVERLAP_ALONE``) are one memory in every labelled pair (cosine ≥ 0.81, adr/0028); they are
+    reported without a cosine. An exact repeat wins, then the largest overlap, then the first.
     """
-    row_id, text = close[0]
-    if text != content:
-        return None
-    found = Match(kind, row_id, likeness(content, text, 1.0))
-    return found if found.likeness.same_memory else None
+    found = [
+        Match(kind, row_id, likeness(content, text, 1.0 if text == content else None))
+        for row_id, text in close
+    ]
+    decided = [match for match in found if match.likeness.same_memory]
+    return max(decided, key=lambda m: (m.likeness.cosine or 0.0, m.likeness.overlap), default=None)
 
 
 def plan_merges(store: Store, project: str | None, embedder: Embedder | None) -> list[MergeGroup]:

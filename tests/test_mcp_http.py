@@ -4,11 +4,10 @@ token beyond the plain loopback names, 401 without it, 413 past the body limit."
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -21,10 +20,10 @@ from mcp.client.streamable_http import streamable_http_client
 from recall.cli import cli
 from recall.errors import InvalidInput
 from recall.http_guard import MAX_BODY_BYTES, addressed_safely, check_token, token_required
+from tests.servers import announced_server
 
 TIMEOUT = 60
 TOKEN = "Zk3q9V_r8mWb2xTn-Lp4sYc7HdQe1uJo6AfGiK0"
-_ANNOUNCED = re.compile(rb"(http://\S+/mcp)")
 _INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -55,33 +54,11 @@ def environment(home: Path, token: str | None) -> dict[str, str]:
     return env
 
 
-@asynccontextmanager
-async def http_server(
+def http_server(
     db_path: Path, home: Path, *options: str, token: str | None = None
-) -> AsyncIterator[str]:
+) -> AbstractAsyncContextManager[str]:
     """Start `recall mcp --http --port 0 OPTIONS` and yield the URL it announces on stderr once bound."""
-    process = await anyio.open_process(
-        command(db_path, "--port", "0", *options),
-        env=environment(home, token),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stderr is not None
-        said = b""
-        while not (found := _ANNOUNCED.search(said)):
-            try:
-                said += await process.stderr.receive()
-            except anyio.EndOfStream:
-                pytest.fail(f"the server exited before listening: {said.decode(errors='replace')}")
-        yield found.group(1).decode()
-    finally:
-        process.terminate()
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
+    return announced_server(command(db_path, "--port", "0", *options), environment(home, token), "/mcp")
 
 
 def refused_start(

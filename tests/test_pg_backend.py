@@ -156,8 +156,7 @@ def test_very_common_words_only_rank_when_the_query_has_rarer_ones(
     rare = memory.add("learning", "deploy the zeppelin carefully", project="p", force=True)
     store: Any = memory.store
     store.pg.raw.execute("ANALYZE search_index")
-    fulltext._SHARES.clear()
-    fulltext._ROWS.clear()
+    fulltext._STATS.clear()
     # a small index: every row holding any term is scored, the rare word first (its idf is larger)
     found = fulltext.candidates(store.pg, "deploy zeppelin", kind=None, project="p", depth=500)
     assert len(found) == 121 and max(found, key=found.__getitem__) == rare.id * 8 + 2

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -16,8 +14,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.servers import announced_server
+
 TIMEOUT = 90
-_ANNOUNCED = re.compile(rb"(http://\S+)/mcp")
 
 
 @pytest.fixture
@@ -43,30 +42,10 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-@asynccontextmanager
-async def team_server(pg_url: str, home: Path) -> AsyncIterator[str]:
-    process = await anyio.open_process(
-        [sys.executable, "-m", "recall", "serve", "--db", pg_url, "--port", "0"],
-        env=environment(home),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+def team_server(pg_url: str, home: Path) -> AbstractAsyncContextManager[str]:
+    return announced_server(
+        [sys.executable, "-m", "recall", "serve", "--db", pg_url, "--port", "0"], environment(home)
     )
-    try:
-        assert process.stderr is not None
-        said = b""
-        while not (found := _ANNOUNCED.search(said)):
-            try:
-                said += await process.stderr.receive()
-            except anyio.EndOfStream:
-                pytest.fail(f"recall serve exited before listening: {said.decode(errors='replace')}")
-        yield found.group(1).decode()
-    finally:
-        process.terminate()
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
 
 
 def make_token(pg_url: str, home: Path, name: str, projects: str) -> str:

@@ -16,6 +16,7 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,44 +143,52 @@ def term_counts(conn: Any, found: list[tuple[str, str]]) -> tuple[list[int], int
     return [listed[i] if i in listed else counted[i] for i in range(len(found))], total
 
 
-_SHARES: dict[str, tuple[float, dict[str, float]]] = {}
-_SHARES_LOCK = threading.Lock()
+_STATS: dict[tuple[str, str], tuple[float, Any]] = {}
+_STATS_LOCK = threading.Lock()
+
+
+def _statistic(conn: Any, name: str, read: Callable[[Any], Any]) -> Any:
+    """``read(conn)``, kept per database for ``STATS_TTL_S``: planner statistics change slowly, and
+    reading them on every search would cost a round trip each."""
+    key = (conn.url, name)
+    with _STATS_LOCK:
+        cached = _STATS.get(key)
+        if cached is not None and time.monotonic() - cached[0] < STATS_TTL_S:
+            return cached[1]
+        value = read(conn)
+        _STATS[key] = (time.monotonic(), value)
+        return value
 
 
 def _lexeme_shares(conn: Any) -> dict[str, float]:
-    """lexeme → share of rows, for the most common lexemes ANALYZE keeps (every ``STATS_TTL_S``)."""
-    with _SHARES_LOCK:
-        cached = _SHARES.get(conn.url)
-        if cached is not None and time.monotonic() - cached[0] < STATS_TTL_S:
-            return cached[1]
+    """lexeme → share of rows, for the most common lexemes ANALYZE keeps."""
+
+    def read(conn: Any) -> dict[str, float]:
         row = conn.raw.execute(
             b"SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
             b"WHERE schemaname = current_schema() AND tablename = 'search_index' AND attname = 'words'"
         ).fetchone()
-        shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
-        _SHARES[conn.url] = (time.monotonic(), shares)
-        return shares
+        return dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
 
-
-_ROWS: dict[str, tuple[float, int]] = {}
-_ROWS_LOCK = threading.Lock()
+    shares: dict[str, float] = _statistic(conn, "shares", read)
+    return shares
 
 
 def _index_rows(conn: Any) -> int:
     """Rows in ``search_index``: the planner's estimate (exact count while the table is small or
-    never analysed), refreshed every ``STATS_TTL_S`` per database."""
-    with _ROWS_LOCK:
-        cached = _ROWS.get(conn.url)
-        if cached is not None and time.monotonic() - cached[0] < STATS_TTL_S:
-            return cached[1]
+    never analysed)."""
+
+    def read(conn: Any) -> int:
         row = conn.raw.execute(
             b"SELECT reltuples::bigint FROM pg_class WHERE oid = 'search_index'::regclass"
         ).fetchone()
         estimate = int(row[0]) if row and row[0] is not None else -1
         if estimate < SMALL_INDEX_ROWS:
             estimate = int(conn.raw.execute(b"SELECT count(*) FROM search_index").fetchone()[0])
-        _ROWS[conn.url] = (time.monotonic(), estimate)
         return estimate
+
+    rows: int = _statistic(conn, "rows", read)
+    return rows
 
 
 def scope_query(kind: str | None, project: str | None) -> str:
