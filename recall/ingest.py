@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
+from recall.heap import roomy_heap
 from recall.pathnames import path_text, printable
 from recall.summary_queue import write_due_summaries
 from recall.transcript import ParseReport, Transcript
@@ -131,6 +132,7 @@ def _discover(
     return sources
 
 
+@roomy_heap()
 def run_import(
     store: Store,
     adapters: Sequence[HostAdapter],
@@ -375,6 +377,7 @@ def import_transcripts_now(
     return summary
 
 
+@roomy_heap()
 def store_transcripts(
     store: Store,
     transcripts: Iterable[Transcript],

@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
+from recall.heap import roomy_for_good
 from recall.transcript import ParseReport, Transcript
 
 if TYPE_CHECKING:
@@ -112,7 +113,9 @@ class ReadAhead:
         self._database = str(database)
         self._reader = reader or read_source
         self._futures: dict[tuple[str, Path], tuple[int, Future[ReadSource]]] = {}
-        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(max_workers=1, mp_context=_context())
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
+            max_workers=1, mp_context=_context(), initializer=roomy_for_good
+        )
         self._fill()
 
     def take(self, adapter: HostAdapter, path: Path) -> ReadSource | None:
