@@ -65,8 +65,13 @@ def prepare(store: Store, project: str, candidates: list[Candidate]) -> list[Ext
 def _duplicate_of(conn: sqlite3.Connection, project: str, candidate: Candidate, now: str) -> int | None:
     """The closest live record of the same kind and project saying the same thing, if any."""
     from recall.search.keyword import keyword_rowids
+    from recall.search.project_bm25 import RESCORE_DEPTH
 
-    found = keyword_rowids(conn, candidate.content.lower(), project=project, table=candidate.kind, depth=8)
+    # Every candidate FTS5 ranks (up to the depth it would re-score) is judged on its words: ranking
+    # them again with the project's statistics to keep eight cost a tenth of an import (adr/0042).
+    found = keyword_rowids(
+        conn, candidate.content.lower(), project=project, table=candidate.kind, depth=RESCORE_DEPTH
+    )
     if not found:
         return None
     ids = ", ".join(str(split_rowid(rowid)[1]) for rowid in found)
