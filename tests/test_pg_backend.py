@@ -185,7 +185,10 @@ def test_stop_words_alone_find_the_rows_holding_them_on_both(memory: Memory, bac
     ] == [str(held.ref)]
     assert memory.search("the of and", mode="keyword", project="p", kind="decision").hits == ()
     assert memory.search("because", mode="keyword", project="p").hits == ()  # a stop word no row holds
-    # a content word still leads: stop words do not widen a query that has one
+    # a content word still leads: stop words do not widen a query that has one, operators or not
+    assert str(held.ref) not in [
+        h.ref for h in memory.search("the AND zeppelin", mode="keyword", project="p").hits
+    ]
     assert memory.search("the zeppelin", mode="keyword", project="p").hits[0].ref != str(held.ref)
     for text in ("the & of", "the:* | !of", "'the' <-> 'of'", "of\\x00the"):
         memory.search(text, mode="keyword", project="p")  # answers, never errors

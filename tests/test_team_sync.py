@@ -165,6 +165,9 @@ def test_a_record_forgotten_on_one_machine_is_erased_on_the_server_and_the_other
     assert pushed.forgets_pushed == 1 and pushed.records_pushed == 0
     assert count(team, "SELECT count(*) FROM decisions") == 0
     assert count(team, "SELECT count(*) FROM learnings") == 1
+    with team.store.reading() as conn:  # the tombstone names who forgot, and keeps no text
+        tombstone = conn.execute("SELECT * FROM team_forgotten WHERE kind_code = 1").fetchone()
+    assert tombstone["forgotten_by"] == "alice" and "card" not in repr(tuple(tombstone))
     pulled = sync(bob, "team", LocalTransport(team, token_b))
     assert pulled.forgotten_here == 1
     assert bob.list("decision", project="shop").records == ()

@@ -245,9 +245,10 @@ def candidates(
         return {}
     words = words_query(query, conn)
     stops = stop_lexemes(conn, query)
-    tokens = list(dict.fromkeys([*code_tokens(query), *stops]))
-    if words is not None and set(stops) >= _words_of(query):
-        words = None  # only stop words: an empty tsquery on ``words`` finds nothing, ``tokens`` finds
+    only_stops = bool(stops) and set(stops) >= _words_of(query)
+    tokens = list(dict.fromkeys([*code_tokens(query), *(stops if only_stops else [])]))
+    if only_stops:
+        words = None  # an empty tsquery on ``words`` finds nothing; ``tokens`` holds the words whole
     if words is None and not tokens:
         return {}
     (rank_sql, rank_params), (find_sql, find_params) = (
