@@ -351,3 +351,17 @@ def test_breadcrumbs_are_pulled_and_expire_on_the_other_machine(team: TeamServer
     sync(alice, "team", LocalTransport(team, token_a))
     assert sync(bob, "team", LocalTransport(team, token_b)).pulled_updated == 1
     assert "refund endpoint tests" not in bob.session_brief("shop")
+
+
+def test_duplicates_merged_on_one_machine_fold_away_on_the_server(team: TeamServer, tmp_path: Path) -> None:
+    alice = machine(tmp_path, "a")
+    token = team.add_token("alice", ("shop",))
+    alice.add("decision", "Use Stripe for payments in the shop", project="shop")
+    alice.add("decision", "Use Stripe for payments in the shop checkout", project="shop", force=True)
+    sync(alice, "team", LocalTransport(team, token))
+    assert count(team, "SELECT count(*) FROM decisions") == 2
+    merged = alice.dedup(project="shop")
+    assert len(alice.list("decision", project="shop").records) == 1, merged
+    report = sync(alice, "team", LocalTransport(team, token))
+    assert report.forgets_pushed == 1 and report.records_pushed == 1  # the one kept gained the other's
+    assert count(team, "SELECT count(*) FROM decisions") == 1

@@ -4,8 +4,9 @@
 server (``server_id``, read from ``sync_links`` in the forget's own transaction), a forgotten
 session or message by its digest (``recall.store.forgotten``: no text, no ids in the clear). A sync
 sends them before anything else and deletes them once the server answered, so a killed sync sends
-them again, and forgetting twice is a no-op there. Only ``forget`` (one row or by filter) writes
-them: a purge is this machine's own retention and leaves the team's copy alone.
+them again, and forgetting twice is a no-op there. A person's erasures write them (``forget``, one
+row or by filter, a rejected extraction, duplicates merged away); a purge does not: it is this
+machine's own retention and leaves the team's copy alone.
 
 Deleting a record also drops its ``sync_links`` row, whatever deleted it (forget, purge, dedup, a
 rejected extraction): SQLite may give the next record the same id, which must not inherit the link.

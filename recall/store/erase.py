@@ -26,6 +26,7 @@ from recall.project import ALL_PROJECTS
 from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.forgotten import message_digest, session_digest
 from recall.store.records import normalise_tags
+from recall.store.synced import tombstone_digests, tombstone_records
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import Writer, to_db_time, utc_now
 
@@ -243,26 +244,6 @@ def drop_extracted(
             tombstone_records(conn, tombstones, kind, chosen, [*params, *params])
         removed += conn.execute(f"DELETE FROM {table} WHERE id IN ({chosen})", [*params, *params]).rowcount
     return removed
-
-
-def tombstone_records(
-    conn: sqlite3.Connection, writer: Writer, kind: RecordKind, ids_sql: str, params: Sequence[Any]
-) -> None:
-    """Queue, for each team server holding them, the records ``ids_sql`` selects (before they are
-    deleted: deleting drops their ``sync_links``), so the next sync erases them there (adr/0039)."""
-    rows = conn.execute(
-        f"SELECT remote, server_id FROM sync_links WHERE kind = ? AND local_id IN ({ids_sql})",
-        [kind.value, *params],
-    ).fetchall()
-    writer.queue_sync_forgets((str(r[0]), kind.value, int(r[1]), None, None) for r in rows)
-
-
-def tombstone_digests(conn: sqlite3.Connection, writer: Writer, rows: Sequence[tuple[str, str, str]]) -> None:
-    """Queue forgotten sessions or messages, (kind, digest, session digest), for every team server
-    this machine has synced with; a server that never held them remembers them all the same, so no
-    machine's push brings them there."""
-    remotes = [str(row[0]) for row in conn.execute("SELECT remote FROM sync_state")]
-    writer.queue_sync_forgets((remote, kind, None, d, sd) for remote in remotes for kind, d, sd in rows)
 
 
 _CHUNK = 400  # ids per statement, under SQLite's bound-variable limit even when used twice

@@ -164,6 +164,26 @@ def apply_forgotten(store: Store, remote: str, items: Sequence[Mapping[str, Any]
     return forget_synced(store, records, digests).deleted
 
 
+def tombstone_records(
+    conn: Any, writer: Writer, kind: RecordKind, ids_sql: str, params: Sequence[Any]
+) -> None:
+    """Queue, for each team server holding them, the records ``ids_sql`` selects (before they are
+    deleted: deleting drops their ``sync_links``), so the next sync erases them there (adr/0039)."""
+    rows = conn.execute(
+        f"SELECT remote, server_id FROM sync_links WHERE kind = ? AND local_id IN ({ids_sql})",
+        [kind.value, *params],
+    ).fetchall()
+    writer.queue_sync_forgets((str(r[0]), kind.value, int(r[1]), None, None) for r in rows)
+
+
+def tombstone_digests(conn: Any, writer: Writer, rows: Sequence[tuple[str, str, str]]) -> None:
+    """Queue forgotten sessions or messages, (kind, digest, session digest), for every team server
+    this machine has synced with; a server that never held them remembers them all the same, so no
+    machine's push brings them there."""
+    remotes = [str(row[0]) for row in conn.execute("SELECT remote FROM sync_state")]
+    writer.queue_sync_forgets((remote, kind, None, d, sd) for remote in remotes for kind, d, sd in rows)
+
+
 def pending_forgets(store: Store, remote: str, limit: int) -> list[dict[str, Any]]:
     """The oldest tombstones queued for ``remote`` (m0016_sync_forgets)."""
     with store.reading() as conn:
