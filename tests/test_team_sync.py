@@ -365,3 +365,31 @@ def test_duplicates_merged_on_one_machine_fold_away_on_the_server(team: TeamServ
     report = sync(alice, "team", LocalTransport(team, token))
     assert report.forgets_pushed == 1 and report.records_pushed == 1  # the one kept gained the other's
     assert count(team, "SELECT count(*) FROM decisions") == 1
+
+
+def test_a_token_cannot_forget_or_bar_another_projects_rows(team: TeamServer, tmp_path: Path) -> None:
+    from recall.store.forgotten import session_digest
+
+    alice = machine(tmp_path, "a")
+    token_a, token_m = team.add_token("alice", ("shop",)), team.add_token("mallory", ("other",))
+    decided = alice.add("decision", "Keep the shop on Python 3.11", project="shop")
+    alice.store.import_transcripts([transcript("s1", "upgrade the shop workers")])
+    sync(alice, "team", LocalTransport(team, token_a))
+    with team.store.reading() as conn:
+        server_id = conn.execute("SELECT id FROM decisions").fetchone()[0]
+    digest = session_digest("claude", "s1")
+    answer = LocalTransport(team, token_m).call(
+        "POST",
+        "/sync/push",
+        {
+            "forgotten": [
+                {"kind": "decision", "server_id": server_id},
+                {"kind": "session", "digest": digest, "session_digest": digest},
+            ]
+        },
+    )
+    assert len(answer["refused"]) == 2 and not answer["erased"]
+    assert count(team, "SELECT count(*) FROM decisions") == 1
+    assert count(team, "SELECT count(*) FROM sessions") == 1
+    assert count(team, "SELECT count(*) FROM forgotten") == 0  # nor barred from later pushes
+    assert decided.id

@@ -421,7 +421,8 @@ def forget_synced(
 ) -> SyncedForget:
     """Erase what another machine forgot (adr/0039): ``records`` by id here, sessions and messages by
     ``digests`` (kind, digest, session digest), each remembered as forgotten even when this side
-    never held it, so no later import or push stores it. Rows of a project ``may_use`` refuses stay.
+    never held it, so no later import or push stores it. Rows of a project ``may_use`` refuses stay,
+    and so do their digests (a token cannot bar another project's session from the server).
     Nothing is queued for a team server: the forget came from one. One transaction, one wipe."""
     result = SyncedForget()
     counts: Counter[str] = Counter()
@@ -436,9 +437,14 @@ def forget_synced(
                 result.refused.append(f"{kind.value}#{row_id}: project {row[0]} not open to this token")
                 continue
             counts.update(_forget_row(conn, kind, row_id).deleted)
-        found = _sessions_by_digest(conn, {sd for _, _, sd in digests}, may_use)
-        writer.remember_forgotten((d, sd, what) for what, d, sd in digests)
-        for what, digest, own in digests:
+        found = _sessions_by_digest(conn, {sd for _, _, sd in digests})
+        closed = {d for d, session in found.items() if not may_use(session[3])}
+        result.refused.extend(
+            f"a forgotten session of project {found[d][3]} not open to this token" for d in closed
+        )
+        allowed = [(what, d, sd) for what, d, sd in digests if sd not in closed]
+        writer.remember_forgotten((d, sd, what) for what, d, sd in allowed)
+        for what, digest, own in allowed:
             session = found.get(own)
             if session is None:
                 continue
@@ -456,24 +462,24 @@ def forget_synced(
     return result
 
 
-def _sessions_by_digest(
-    conn: sqlite3.Connection, digests: set[str], may_use: Callable[[str], bool]
-) -> dict[str, tuple[int, str, str]]:
-    """digest → (id, host, external id) of the sessions held here; only the digest is known, so the
-    sessions are hashed one by one (this runs only when a forget arrives)."""
+def _sessions_by_digest(conn: sqlite3.Connection, digests: set[str]) -> dict[str, tuple[int, str, str, str]]:
+    """digest → (id, host, external id, project) of the sessions held here; only the digest is
+    known, so the sessions are hashed one by one (this runs only when a forget arrives)."""
     if not digests:
         return {}
-    found: dict[str, tuple[int, str, str]] = {}
+    found: dict[str, tuple[int, str, str, str]] = {}
     for row_id, host, external_id, project in conn.execute(
         "SELECT id, host, external_id, project FROM sessions"
     ):
         digest = session_digest(host, external_id)
-        if digest in digests and may_use(str(project)):
-            found[digest] = (int(row_id), str(host), str(external_id))
+        if digest in digests:
+            found[digest] = (int(row_id), str(host), str(external_id), str(project))
     return found
 
 
-def _message_by_digest(conn: sqlite3.Connection, session: tuple[int, str, str], digest: str) -> int | None:
+def _message_by_digest(
+    conn: sqlite3.Connection, session: tuple[int, str, str, str], digest: str
+) -> int | None:
     rows = conn.execute("SELECT id, external_id FROM messages WHERE session_id = ?", (session[0],))
     for row_id, key in rows:
         if message_digest(session[1], session[2], key) == digest:
