@@ -712,3 +712,65 @@ def test_remote_points_agents_at_the_team_server_without_writing_the_token(
         cli, ["--db", str(db_path), "connect", "--agent", "claude", "--remote", "ftp://x"]
     )
     assert bad.exit_code != 0
+
+
+def test_remote_points_every_agent_at_the_team_server_and_back(
+    project: Path, home: Path, db_path: Path
+) -> None:
+    """Each host gets the team server in its own config shape, with the token read from RECALL_TOKEN in
+    that host's own syntax; connecting locally again restores the local server (Codex's table included)."""
+    originals = write_files(project_files(project, home))
+    url = "https://recall.example.org/team"
+    args = ["--db", str(db_path), "connect", "--remote", url + "/"]
+    agents = [
+        arg
+        for name in ("claude", "cursor", "vscode", "codex", "opencode", "pi", "gemini")
+        for arg in ("--agent", name)
+    ]
+    result = CliRunner().invoke(cli, [*args, *agents], env={"RECALL_TOKEN": "rcl_secret_never_written"})
+    assert result.exit_code == 0, result.output
+    assert "keeps the local server" not in result.output
+    mcp = url + "/mcp"
+    entries = {
+        "claude": parse(project / ".mcp.json")["mcpServers"]["recall"],
+        "cursor": parse(project / ".cursor" / "mcp.json")["mcpServers"]["recall"],
+        "vscode": parse(project / ".vscode" / "mcp.json")["servers"]["recall"],
+        "opencode": parse(project / "opencode.json")["mcp"]["recall"],
+        "pi": parse(project / ".pi" / "mcp.json")["mcpServers"]["recall"],
+        "gemini": parse(project / ".gemini" / "settings.json")["mcpServers"]["recall"],
+        "codex": parse(home / ".codex" / "config.toml")["mcp_servers"]["recall"],
+    }
+    assert entries["claude"] == {
+        "type": "http",
+        "url": mcp,
+        "headers": {"Authorization": "Bearer ${RECALL_TOKEN}"},
+    }
+    assert entries["cursor"] == {"url": mcp, "headers": {"Authorization": "Bearer ${env:RECALL_TOKEN}"}}
+    assert entries["opencode"] == {
+        "type": "remote", "url": mcp, "headers": {"Authorization": "Bearer {env:RECALL_TOKEN}"}, "enabled": True,
+    }  # fmt: skip
+    assert entries["gemini"] == {"httpUrl": mcp, "headers": {"Authorization": "Bearer ${RECALL_TOKEN}"}}
+    assert entries["codex"] == {"url": mcp, "bearer_token_env_var": "RECALL_TOKEN"}
+    assert entries["pi"]["url"] == entries["vscode"]["url"] == mcp
+    for name, entry in entries.items():
+        assert is_recall_server(entry), name
+        assert "command" not in entry and "args" not in entry and "environment" not in entry, name
+    written = {
+        path: path.read_bytes()
+        for path in [*originals, project / "opencode.json", project / ".pi" / "mcp.json"]
+    }
+    assert not any(b"rcl_secret_never_written" in data for data in written.values())
+    assert parse(home / ".codex" / "config.toml")["mcp_servers"]["github"]  # the user's own servers stay
+    again = CliRunner().invoke(cli, [*args, *agents])
+    assert again.exit_code == 0 and {path: path.read_bytes() for path in written} == written
+    local = CliRunner().invoke(
+        cli, ["--db", str(db_path), "connect", "--agent", "codex", "--agent", "opencode"]
+    )
+    assert local.exit_code == 0, local.output
+    codex_entry = parse(home / ".codex" / "config.toml")["mcp_servers"]["recall"]
+    assert set(codex_entry) == {"command", "args"} and codex_entry["args"][-1] == "mcp"
+    assert parse(project / "opencode.json")["mcp"]["recall"]["type"] == "local"
+    gone = CliRunner().invoke(cli, ["--db", str(db_path), "disconnect"])
+    assert gone.exit_code == 0, gone.output
+    for path, data in originals.items():
+        assert path.read_bytes() == data, path

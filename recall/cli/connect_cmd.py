@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from recall.connect import Report, Setup
 
 AGENT_NAMES = ("claude", "cursor", "vscode", "codex", "opencode", "pi", "gemini")
-LOCAL_ONLY = frozenset({"codex", "opencode"})  # configs `--remote` does not rewrite yet
 _ACTION_WORDS = {"refused": "left untouched", "unchanged": "unchanged"}
 
 agent_option = click.option(
@@ -78,10 +77,6 @@ def connect(
                 f"agents reach {remote.rstrip('/')}/mcp with the token in RECALL_TOKEN: set it in their environment",
             )
         )
-        for agent in sorted(set(chosen) & LOCAL_ONLY):
-            report.notes.append(
-                (agent, "keeps the local server: its config takes no remote yet; run `recall sync`")
-            )
     if not hooks and not as_json:
         report.notes.append(("recall", "sessions are not captured by themselves yet: add --hooks"))
     _show(report, setup, dry_run=dry_run, as_json=as_json)

@@ -18,8 +18,8 @@ from recall.cli.context import AppContext, emit_json, json_option, pass_app
 @json_option
 @pass_app
 def sync(app: AppContext, remote: str | None, as_json: bool) -> None:
-    """Push what this machine imported and recorded since its last sync; pull the team's decisions,
-    learnings and profiles."""
+    """Push what this machine imported, recorded and forgot since its last sync; pull the team's
+    decisions, learnings, breadcrumbs and profiles, and erase here what the team forgot."""
     from recall.team.client import HttpTransport
     from recall.team.client import sync as run_sync
 

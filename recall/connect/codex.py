@@ -34,10 +34,12 @@ from recall.connect import hooklists, instructions, mcp_json, tomltext
 from recall.connect.launcher import (
     CONTEXT_HOOK,
     DUMP_HOOK,
+    TOKEN_ENV,
     Setup,
     describe_server,
     is_recall_hook,
     is_recall_server,
+    remote_mcp_url,
     shell_join,
 )
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
@@ -118,21 +120,41 @@ def add_server(text: str | None, setup: Setup) -> Change:
     current = text or ""
     data = tomltext.parse(current)
     existing = _server(data)
-    command, *args = setup.argv("mcp")
+    wanted = _wanted(setup)
     if existing is None:
-        table = f"[mcp_servers.recall]\ncommand = {tomltext.string(command)}\nargs = {tomltext.array(args)}\n"
-        return _checked(tomltext.append(current, table), data, "added")
+        lines = "".join(f"{key} = {value}\n" for key, value in wanted.items())
+        return _checked(tomltext.append(current, f"[mcp_servers.recall]\n{lines}"), data, "added")
     if not is_recall_server(existing):
         raise Refused("it already has a different [mcp_servers.recall]; rename or remove it first")
-    if existing.get("command") == command and existing.get("args") == args:
+    values = {key: tomltext.parse(f"v = {value}")["v"] for key, value in wanted.items()}
+    stale = [key for key in _SERVER_KEYS if key in existing and key not in wanted]
+    if not stale and all(existing.get(key) == value for key, value in values.items()):
         return Change(text, "unchanged")
     span = _table_span(current)
     if span is None:
         raise Refused("its mcp_servers.recall is not a [mcp_servers.recall] table that recall can edit")
     start, end = span
-    body = tomltext.set_line(current[start:end], "command", tomltext.string(command))
-    body = tomltext.set_line(body, "args", tomltext.array(args))
+    body = current[start:end]
+    for key in stale:
+        body = tomltext.drop_line(body, key)
+    for key, value in reversed(wanted.items()):  # a new line goes under the header: keep their order
+        body = tomltext.set_line(body, key, value)
     return _checked(current[:start] + body + current[end:], data, "updated")
+
+
+_SERVER_KEYS = ("command", "args", "url", "bearer_token_env_var")
+
+
+def _wanted(setup: Setup) -> dict[str, str]:
+    """recall's table, as TOML values: the local server, or with ``--remote`` the team server over
+    streamable HTTP with the token Codex reads from ``RECALL_TOKEN`` (``bearer_token_env_var``)."""
+    if setup.remote:
+        return {
+            "url": tomltext.string(remote_mcp_url(setup.remote)),
+            "bearer_token_env_var": tomltext.string(TOKEN_ENV),
+        }
+    command, *args = setup.argv("mcp")
+    return {"command": tomltext.string(command), "args": tomltext.array(args)}
 
 
 def remove_server(text: str | None) -> Change:

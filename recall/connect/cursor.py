@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from recall.connect import hooklists, instructions, mcp_json
-from recall.connect.launcher import CONTEXT_HOOK, DUMP_HOOK, Setup, describe_server
+from recall.connect.launcher import CONTEXT_HOOK, CURSOR_TOKEN_HEADER, DUMP_HOOK, Setup, describe_server
 from recall.connect.plan import Change, Connection, Refused, Step, read_text
 
 NAME = "cursor"
@@ -39,7 +39,7 @@ def detected(home: Path) -> bool:
 
 
 def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[Step]:
-    entry = setup.mcp_entry(with_type=False)
+    entry = setup.mcp_entry(with_type=False, token_header=CURSOR_TOKEN_HEADER)
     base = folder(setup)
     found = [
         mcp_json.server_step(

@@ -46,7 +46,7 @@ def steps(setup: Setup, *, hooks: bool, guidance: bool, remove: bool) -> list[St
     prune = 0 if setup.global_scope else 1  # a project's .gemini/ goes when recall made it
     found = [
         mcp_json.server_step(
-            NAME, path, container="mcpServers", entry=setup.mcp_entry(with_type=False), remove=remove,
+            NAME, path, container="mcpServers", entry=setup.mcp_entry(with_type=False, url_key="httpUrl"), remove=remove,
             prune_dirs=prune,
         )
     ]  # fmt: skip

@@ -48,13 +48,15 @@ class Setup:
     def argv(self, *args: str) -> list[str]:
         return [*self.launcher, "--db", str(self.db_path), *args]
 
-    def mcp_entry(self, *, with_type: bool) -> dict[str, Any]:
+    def mcp_entry(self, *, with_type: bool, token_header: str = "", url_key: str = "url") -> dict[str, Any]:
         """The JSON MCP server entry (``type: stdio`` for hosts whose schema carries it); with a
-        remote, the team server's URL and a bearer header the host fills from ``RECALL_TOKEN`` (the
-        token itself never lands in a project file)."""
+        remote, the team server's URL (under ``url_key``) and a bearer header the host fills from
+        ``RECALL_TOKEN`` in its own syntax (``token_header``), so the token itself never lands in
+        a project file."""
         if self.remote:
             remote: dict[str, Any] = {"type": "http"} if with_type else {}
-            remote.update(url=remote_mcp_url(self.remote), headers={"Authorization": TOKEN_HEADER})
+            remote[url_key] = remote_mcp_url(self.remote)
+            remote["headers"] = {"Authorization": token_header or TOKEN_HEADER}
             return remote
         command, *args = self.argv("mcp")
         entry: dict[str, Any] = {"type": "stdio"} if with_type else {}
@@ -84,7 +86,12 @@ def shell_join(argv: Sequence[str]) -> str:
     return subprocess.list2cmdline(argv) if os.name == "nt" else shlex.join(argv)
 
 
-TOKEN_HEADER = "Bearer ${RECALL_TOKEN}"
+TOKEN_ENV = "RECALL_TOKEN"
+TOKEN_HEADER = "Bearer ${RECALL_TOKEN}"  # Claude Code, VS Code, Gemini CLI, Pi expand ${VAR}
+# The same header in the other hosts' syntax: Cursor ``${env:VAR}``, OpenCode ``{env:VAR}``.
+CURSOR_TOKEN_HEADER = "Bearer ${env:RECALL_TOKEN}"
+OPENCODE_TOKEN_HEADER = "Bearer {env:RECALL_TOKEN}"
+TOKEN_HEADERS = frozenset({TOKEN_HEADER, CURSOR_TOKEN_HEADER, OPENCODE_TOKEN_HEADER})
 
 
 def remote_mcp_url(remote: str) -> str:
@@ -94,9 +101,12 @@ def remote_mcp_url(remote: str) -> str:
 def is_recall_server(entry: Any) -> bool:
     """An MCP server entry (JSON object or TOML table) that starts recall's own server, or that
     points at a team server with recall's token header (`recall connect --remote`)."""
-    if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+    url = entry.get("url", entry.get("httpUrl")) if isinstance(entry, dict) else None
+    if isinstance(entry, dict) and isinstance(url, str):
+        if entry.get("bearer_token_env_var") == TOKEN_ENV:  # Codex's TOML table
+            return True
         headers = entry.get("headers")
-        return isinstance(headers, dict) and headers.get("Authorization") == TOKEN_HEADER
+        return isinstance(headers, dict) and headers.get("Authorization") in TOKEN_HEADERS
     argv = server_argv(entry)
     return len(argv) > 1 and argv[-1] == "mcp" and _runs_recall(argv)
 
@@ -141,6 +151,9 @@ def describe_server(entry: Any, db_path: Path) -> str:
         return "not connected"
     if not is_recall_server(entry):
         return 'not connected (another server is named "recall")'
+    url = entry.get("url", entry.get("httpUrl")) if isinstance(entry, dict) else None
+    if isinstance(url, str):
+        return f"connected to the team server {url}"
     args = server_argv(entry)[1:]
     pinned = args[args.index("--db") + 1] if "--db" in args[:-1] else None
     if pinned is None or Path(pinned) == db_path:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from recall.config import PROJECT_ENV
 from recall.connect import mcp_json, ownedfile
-from recall.connect.launcher import DUMP_HOOK, Setup, describe_server
+from recall.connect.launcher import DUMP_HOOK, OPENCODE_TOKEN_HEADER, Setup, describe_server, remote_mcp_url
 from recall.connect.plan import Connection, Refused, Step, read_text
 
 NAME = "opencode"
@@ -73,8 +73,15 @@ def detected(home: Path) -> bool:
 
 
 def mcp_entry(setup: Setup) -> dict[str, object]:
-    entry: dict[str, object] = {"type": "local", "command": setup.argv("mcp")}
-    if setup.project:
+    """A local server, or with ``--remote`` the team server: ``type: remote`` with the token header
+    OpenCode fills from ``RECALL_TOKEN`` (its ``{env:VAR}`` substitution)."""
+    entry: dict[str, object]
+    if setup.remote:
+        entry = {"type": "remote", "url": remote_mcp_url(setup.remote)}
+        entry["headers"] = {"Authorization": OPENCODE_TOKEN_HEADER}
+    else:
+        entry = {"type": "local", "command": setup.argv("mcp")}
+    if setup.project and not setup.remote:
         entry["environment"] = {PROJECT_ENV: setup.project}
     entry["enabled"] = True
     return entry

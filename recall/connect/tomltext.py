@@ -57,6 +57,11 @@ def set_line(table: str, key: str, value: str) -> str:
     return table[:header_end] + line + newline + table[header_end:]
 
 
+def drop_line(table: str, key: str) -> str:
+    """Remove ``key``'s one-line assignment (and its line ending) from a table's text, if there."""
+    return re.sub(rf"^{re.escape(key)}[ \t]*=[^\r\n]*(?:\r?\n)?", "", table, count=1, flags=re.MULTILINE)
+
+
 def append(text: str, block: str) -> str:
     """Add a table at the end, after one blank line (``cut`` undoes exactly this)."""
     if not text:

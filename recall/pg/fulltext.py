@@ -33,6 +33,36 @@ CANDIDATE_CAP = 2000  # rows scored at most per query on a large index (bench/se
 STATS_TTL_S = 300.0
 
 
+_STOP_CACHE: dict[str, bool] = {}
+_STOP_CACHE_MAX = 10_000
+_LEXEME = re.compile(r"[a-z0-9_]+")
+
+
+def stop_lexemes(conn: Any, query: str) -> list[str]:
+    """The query's words that English stemming drops as stop words (``the``, ``and``, ``of``), as
+    ``tokens`` lexemes: a query of such words would otherwise be an empty tsquery and find
+    nothing, where FTS5, which keeps them, finds the rows holding them. ``tokens`` keeps every
+    ASCII word whole and unstemmed, so they are matched there (the ``simple`` reading). Which
+    words are stop words is PostgreSQL's own list, asked once per word and kept."""
+    items = _lex(query)
+    if any(isinstance(item, str) for item in items):
+        pieces = [piece for item in items if isinstance(item, _Term) for piece in item.pieces]
+    else:
+        pieces = [piece for found, _ in match_terms(query) for piece in found]
+    words = list(dict.fromkeys(p for p in pieces if len(p) < 200 and _LEXEME.fullmatch(p)))[:MAX_TERMS]
+    unknown = [word for word in words if word not in _STOP_CACHE]
+    if unknown:
+        rows = conn.raw.execute(
+            b"SELECT w, numnode(phraseto_tsquery('english', w)) = 0 FROM unnest(%s::text[]) AS u(w)",
+            (unknown,),
+        ).fetchall()
+        with _STATS_LOCK:
+            if len(_STOP_CACHE) > _STOP_CACHE_MAX:
+                _STOP_CACHE.clear()
+            _STOP_CACHE.update({str(word): bool(stop) for word, stop in rows})
+    return [word for word in words if _STOP_CACHE.get(word)]
+
+
 def code_tokens(query: str) -> list[str]:
     """The query's code tokens (with ``_ . : / -`` inside), lower-cased, as the index stores them."""
     found = [token.lower().strip("_") and token.lower() for token in _CODE_TOKEN.findall(query)]
@@ -191,6 +221,11 @@ def _index_rows(conn: Any) -> int:
     return rows
 
 
+def _words_of(query: str) -> set[str]:
+    """Every word piece of the query's terms (the words ``words_query`` turns into lexemes)."""
+    return {piece for item in _lex(query) if isinstance(item, _Term) for piece in item.pieces}
+
+
 def scope_query(kind: str | None, project: str | None) -> str:
     """The kind and project lexemes a row must hold (``recall_scope`` in recall.pg.schema)."""
     terms = [f"'~p:{hashlib.md5(project.encode('utf-8', 'surrogatepass')).hexdigest()}'"] if project else []
@@ -206,9 +241,15 @@ def candidates(
 
     The rows to score are found first (GIN) and at most ``CANDIDATE_CAP`` of them scored: a query
     of only very common words ranks among the first rows that match, not the whole table."""
+    if depth <= 0:
+        return {}
     words = words_query(query, conn)
-    tokens = code_tokens(query)
-    if words is None and not tokens or depth <= 0:
+    stops = stop_lexemes(conn, query)
+    only_stops = bool(stops) and set(stops) >= _words_of(query)
+    tokens = list(dict.fromkeys([*code_tokens(query), *(stops if only_stops else [])]))
+    if only_stops:
+        words = None  # an empty tsquery on ``words`` finds nothing; ``tokens`` holds the words whole
+    if words is None and not tokens:
         return {}
     (rank_sql, rank_params), (find_sql, find_params) = (
         (words.rank, words.find) if words is not None else (("0", []), ("''::tsquery", []))

@@ -60,20 +60,47 @@ CREATE TABLE IF NOT EXISTS sync_origins (
     row_id BIGINT NOT NULL,
     UNIQUE (kind_code, row_id)
 );
+CREATE TABLE IF NOT EXISTS team_forgotten (
+    kind_code BIGINT NOT NULL,
+    row_id BIGINT NOT NULL,
+    project TEXT NOT NULL,
+    origin TEXT,
+    created_at TEXT,
+    digest TEXT,
+    forgotten_by TEXT NOT NULL,
+    change_seq BIGINT NOT NULL,
+    PRIMARY KEY (kind_code, row_id)
+);
+CREATE INDEX IF NOT EXISTS team_forgotten_changes ON team_forgotten (change_seq);
+CREATE INDEX IF NOT EXISTS team_forgotten_origin ON team_forgotten (origin);
 CREATE OR REPLACE FUNCTION team_author() RETURNS TEXT LANGUAGE sql STABLE AS $$
     SELECT coalesce(nullif(current_setting('recall.author', true), ''), 'server:' || current_user)
 $$;
 """
 
 
+SESSION_CODE = AUTHORED["sessions"]
+# A deleted session's digest, as recall.store.forgotten.session_digest makes it, for the machines
+# that hold the same session (they know it by host and id, never by the server's row id).
+_SESSION_DIGEST = "encode(sha256(convert_to('session' || chr(31) || OLD.host || chr(31) || OLD.external_id, 'UTF8')), 'hex')"
+
+
 def team_statements() -> list[str]:
-    """The team tables, and a trigger per shared table that records author and change order."""
+    """The team tables, and a trigger per shared table that records author and change order, and
+    on a delete a tombstone (``team_forgotten``) that pulls hand to every machine (adr/0039)."""
     out = [TEAM_SCHEMA]
     for table, code in AUTHORED.items():
+        digest = _SESSION_DIGEST if code == SESSION_CODE else "NULL"
         out.append(
             f"CREATE OR REPLACE FUNCTION {table}_team_fn() RETURNS trigger LANGUAGE plpgsql AS $$\n"
             "BEGIN\n"
-            f"    IF TG_OP = 'DELETE' THEN DELETE FROM team_rows WHERE kind_code = {code} AND row_id = OLD.id;\n"
+            "    IF TG_OP = 'DELETE' THEN\n"
+            "        INSERT INTO team_forgotten (kind_code, row_id, project, origin, created_at, digest,\n"
+            "            forgotten_by, change_seq)\n"
+            f"        VALUES ({code}, OLD.id, OLD.project, (SELECT origin FROM sync_origins WHERE kind_code = {code}\n"
+            f"            AND row_id = OLD.id), OLD.created_at, {digest}, team_author(), nextval('team_change_seq'))\n"
+            "        ON CONFLICT (kind_code, row_id) DO NOTHING;\n"
+            f"        DELETE FROM team_rows WHERE kind_code = {code} AND row_id = OLD.id;\n"
             f"        DELETE FROM sync_origins WHERE kind_code = {code} AND row_id = OLD.id; RETURN NULL; END IF;\n"
             "    INSERT INTO team_rows (kind_code, row_id, project, created_by, updated_by, change_seq)\n"
             f"    VALUES ({code}, NEW.id, NEW.project, team_author(), team_author(), nextval('team_change_seq'))\n"

@@ -14,7 +14,8 @@ sample, and acting on every project takes ``project='*'``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +26,7 @@ from recall.project import ALL_PROJECTS
 from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind
 from recall.store.forgotten import message_digest, session_digest
 from recall.store.records import normalise_tags
+from recall.store.synced import tombstone_digests, tombstone_records
 from recall.store.wipe import Wiped, wipe
 from recall.store.writer import Writer, to_db_time, utc_now
 
@@ -101,6 +103,7 @@ def forget(store: Store, ref: Ref) -> ForgetReport:
         elif kind == RecordKind.MESSAGE.value:
             report = _forget_message(store, writer, row_id)
         else:
+            tombstone_records(conn, writer, RecordKind(kind), "SELECT ?", [row_id])
             report = _forget_row(conn, RecordKind(kind), row_id)
         if report.found and not in_place:
             writer.merge_index()
@@ -125,8 +128,10 @@ def _forget_message(store: Store, writer: Writer, row_id: int) -> ForgetReport:
     if row is None:
         return ForgetReport("message", row_id, False)
     own = session_digest(row["host"], row["session"])
-    writer.remember_forgotten([(message_digest(row["host"], row["session"], row["key"]), own, "message")])
-    extracted = drop_extracted(conn, "SELECT ?", [row_id])
+    digest = message_digest(row["host"], row["session"], row["key"])
+    writer.remember_forgotten([(digest, own, "message")])
+    tombstone_digests(conn, writer, [("message", digest, own)])
+    extracted = drop_extracted(conn, "SELECT ?", [row_id], tombstones=writer)
     report = _forget_row(conn, RecordKind.MESSAGE, row_id)
     rebuilt = _rebuild_summary(store, writer, row["session_id"])
     deleted = {**report.deleted, "extracted record": extracted}
@@ -164,7 +169,7 @@ def _forget_session(conn: sqlite3.Connection, writer: Writer, row_id: int) -> Fo
     ).fetchall()
     subagents = [child["id"] for child in children if child["subagent"]]
     kept = tuple(child["id"] for child in children if not child["subagent"])  # resumes and forks
-    deleted = delete_sessions(conn, writer, [row_id, *subagents])
+    deleted = delete_sessions(conn, writer, [row_id, *subagents], propagate=True)
     deleted["session"] -= len(subagents)
     deleted["subagent session"] = len(subagents)
     return ForgetReport(
@@ -178,24 +183,34 @@ def _forget_session(conn: sqlite3.Connection, writer: Writer, row_id: int) -> Fo
     )
 
 
-def delete_sessions(conn: sqlite3.Connection, writer: Writer, ids: Sequence[int]) -> dict[str, int]:
+def delete_sessions(
+    conn: sqlite3.Connection, writer: Writer, ids: Sequence[int], *, propagate: bool = False
+) -> dict[str, int]:
     """Delete sessions with their messages, summaries and vectors; remember them; drop the
-    bookkeeping of source files that held nothing else. Runs inside the caller's transaction."""
+    bookkeeping of source files that held nothing else. Runs inside the caller's transaction.
+    ``propagate`` (a forget, not a purge) also queues them, and the extracted records only they
+    produced, for the team servers this machine syncs with (adr/0039)."""
     deleted = {"session": 0, "message": 0, "session_summary": 0, "vector": 0, "extracted record": 0}
     for begin in range(0, len(ids), _CHUNK):
         batch = list(ids[begin : begin + _CHUNK])
         marks = ", ".join("?" for _ in batch)
         deleted["extracted record"] += drop_extracted(
-            conn, f"SELECT id FROM messages WHERE session_id IN ({marks})", batch
+            conn,
+            f"SELECT id FROM messages WHERE session_id IN ({marks})",
+            batch,
+            tombstones=writer if propagate else None,
         )
         sessions = conn.execute(
             f"SELECT host, external_id, source_path FROM sessions WHERE id IN ({marks})", batch
         ).fetchall()
-        writer.remember_forgotten(
-            (digest, digest, "session") for digest in (session_digest(r[0], r[1]) for r in sessions)
-        )
+        digests = [session_digest(r[0], r[1]) for r in sessions]
+        writer.remember_forgotten((digest, digest, "session") for digest in digests)
+        if propagate:
+            tombstone_digests(conn, writer, [("session", digest, digest) for digest in digests])
         messages = f"SELECT id FROM messages WHERE session_id IN ({marks})"
         summaries = f"SELECT id FROM session_summaries WHERE session_id IN ({marks})"
+        if propagate:
+            tombstone_records(conn, writer, RecordKind.SESSION_SUMMARY, summaries, batch)
         deleted["message"] += conn.execute(f"SELECT count(*) FROM ({messages})", batch).fetchone()[0]
         deleted["session_summary"] += conn.execute(f"SELECT count(*) FROM ({summaries})", batch).fetchone()[0]
         deleted["vector"] += conn.execute(
@@ -208,20 +223,26 @@ def delete_sessions(conn: sqlite3.Connection, writer: Writer, ids: Sequence[int]
     return deleted
 
 
-def drop_extracted(conn: sqlite3.Connection, messages_sql: str, params: Sequence[Any]) -> int:
+def drop_extracted(
+    conn: sqlite3.Connection, messages_sql: str, params: Sequence[Any], *, tombstones: Writer | None = None
+) -> int:
     """Delete the extracted records that only the given messages produced (``messages_sql`` selects
     their ids): their text is a copy of what is being forgotten. A record other messages also back
-    keeps them as its sources, and a person's own record is never deleted this way."""
+    keeps them as its sources, and a person's own record is never deleted this way. With
+    ``tombstones`` (a forget) the team servers' copies are queued to go too."""
     removed = 0
     for kind in TYPED_KINDS:
         code = KIND_CODES[kind]
-        sql = (
-            f"DELETE FROM {TABLE_NAMES[kind]} WHERE provenance = 'extracted' AND id IN ("
+        table = TABLE_NAMES[kind]
+        chosen = (
+            f"SELECT id FROM {table} WHERE provenance = 'extracted' AND id IN ("
             f"SELECT record_id FROM record_sources WHERE kind_code = {code} AND message_id IN ({messages_sql})) "
             f"AND NOT EXISTS (SELECT 1 FROM record_sources other WHERE other.kind_code = {code} "
-            f"AND other.record_id = {TABLE_NAMES[kind]}.id AND other.message_id NOT IN ({messages_sql}))"
+            f"AND other.record_id = {table}.id AND other.message_id NOT IN ({messages_sql}))"
         )
-        removed += conn.execute(sql, [*params, *params]).rowcount
+        if tombstones is not None:
+            tombstone_records(conn, tombstones, kind, chosen, [*params, *params])
+        removed += conn.execute(f"DELETE FROM {table} WHERE id IN ({chosen})", [*params, *params]).rowcount
     return removed
 
 
@@ -337,6 +358,7 @@ def forget_many(
             return BulkForgetReport(matched, False, {kind: 0 for kind in counts}, sample)
         in_place = writer.erase_index_in_place()
         for kind in TYPED_KINDS:
+            tombstone_records(conn, writer, kind, f"SELECT id FROM {TABLE_NAMES[kind]} WHERE {where}", params)
             conn.execute(f"DELETE FROM {TABLE_NAMES[kind]} WHERE {where}", params)
         if not in_place:
             writer.merge_index()
@@ -381,3 +403,85 @@ def _sample(conn: sqlite3.Connection, where: str, params: list[Any]) -> tuple[Ma
 def _preview(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+@dataclass(slots=True)
+class SyncedForget:
+    """What erasing another machine's forgets did here: rows deleted per kind, and what was refused."""
+
+    deleted: dict[str, int] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+
+def forget_synced(
+    store: Store,
+    records: Sequence[tuple[RecordKind, int]],
+    digests: Sequence[tuple[str, str, str]] = (),
+    may_use: Callable[[str], bool] = lambda project: True,
+) -> SyncedForget:
+    """Erase what another machine forgot (adr/0039): ``records`` by id here, sessions and messages by
+    ``digests`` (kind, digest, session digest), each remembered as forgotten even when this side
+    never held it, so no later import or push stores it. Rows of a project ``may_use`` refuses stay,
+    and so do their digests (a token cannot bar another project's session from the server).
+    Nothing is queued for a team server: the forget came from one. One transaction, one wipe."""
+    result = SyncedForget()
+    counts: Counter[str] = Counter()
+    with store.transaction() as writer:
+        in_place = writer.erase_index_in_place()
+        conn = store.connection
+        for kind, row_id in records:
+            row = conn.execute(f"SELECT project FROM {TABLE_NAMES[kind]} WHERE id = ?", (row_id,)).fetchone()
+            if row is None:
+                continue
+            if not may_use(str(row[0])):
+                result.refused.append(f"{kind.value}#{row_id}: project {row[0]} not open to this token")
+                continue
+            counts.update(_forget_row(conn, kind, row_id).deleted)
+        found = _sessions_by_digest(conn, {sd for _, _, sd in digests})
+        closed = {d for d, session in found.items() if not may_use(session[3])}
+        result.refused.extend(
+            f"a forgotten session of project {found[d][3]} not open to this token" for d in closed
+        )
+        allowed = [(what, d, sd) for what, d, sd in digests if sd not in closed]
+        writer.remember_forgotten((d, sd, what) for what, d, sd in allowed)
+        for what, digest, own in allowed:
+            session = found.get(own)
+            if session is None:
+                continue
+            if what == "session":
+                counts.update(_forget_session(conn, writer, session[0]).deleted)
+                continue
+            message = _message_by_digest(conn, session, digest)
+            if message is not None:
+                counts.update(_forget_message(store, writer, message).deleted)
+        if counts and not in_place:
+            writer.merge_index()
+    result.deleted = {kind: n for kind, n in counts.items() if n}
+    if counts:
+        wipe(store)
+    return result
+
+
+def _sessions_by_digest(conn: sqlite3.Connection, digests: set[str]) -> dict[str, tuple[int, str, str, str]]:
+    """digest → (id, host, external id, project) of the sessions held here; only the digest is
+    known, so the sessions are hashed one by one (this runs only when a forget arrives)."""
+    if not digests:
+        return {}
+    found: dict[str, tuple[int, str, str, str]] = {}
+    for row_id, host, external_id, project in conn.execute(
+        "SELECT id, host, external_id, project FROM sessions"
+    ):
+        digest = session_digest(host, external_id)
+        if digest in digests:
+            found[digest] = (int(row_id), str(host), str(external_id), str(project))
+    return found
+
+
+def _message_by_digest(
+    conn: sqlite3.Connection, session: tuple[int, str, str, str], digest: str
+) -> int | None:
+    rows = conn.execute("SELECT id, external_id FROM messages WHERE session_id = ?", (session[0],))
+    for row_id, key in rows:
+        if message_digest(session[1], session[2], key) == digest:
+            return int(row_id)
+    return None

@@ -30,6 +30,7 @@ from recall.dbtime import to_db_time, utc_now
 from recall.errors import InvalidInput, NotFound
 from recall.rowkinds import KIND_CODES, TABLE_NAMES, Confidence, DecisionStatus, Provenance, RecordKind
 from recall.store.records import check_content
+from recall.store.synced import tombstone_records
 
 if TYPE_CHECKING:
     from recall.store import Store
@@ -308,6 +309,7 @@ def reject(conn: sqlite3.Connection, writer: Writer, kind: RecordKind, row_id: i
             writer.update(
                 "decisions", int(row[0]), {"status": DecisionStatus.ACTIVE.value, "superseded_by": None}
             )
+    tombstone_records(conn, writer, kind, "?", [row_id])  # rejected for the team too (adr/0039)
     conn.execute(f"DELETE FROM {TABLE_NAMES[kind]} WHERE id = ?", (row_id,))
 
 

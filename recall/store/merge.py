@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
 from recall.rowkinds import KIND_CODES, TABLE_NAMES, TYPED_KINDS, Provenance, RecordKind
+from recall.store.synced import tombstone_records
 from recall.store.writer import to_db_time
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ def merge(store: Store, kind: RecordKind, keep: int, merged: Sequence[int]) -> W
             writer.repoint_supersession(others, keep)
         marks = ", ".join("?" for _ in others)
         in_place = writer.erase_index_in_place()
+        tombstone_records(conn, writer, kind, marks, others)  # the team's copies fold away too (adr/0039)
         conn.execute(f"DELETE FROM {table} WHERE id IN ({marks})", others)
         if not in_place:
             writer.merge_index()

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from recall.store.writer import Writer
 
 SYNCED_KINDS = (RecordKind.DECISION, RecordKind.LEARNING, RecordKind.BREADCRUMB)
+# Records a forget reaches on the other side by their row there (sessions and messages go by digest).
+FORGOTTEN_KINDS = frozenset(
+    {RecordKind.DECISION.value, RecordKind.LEARNING.value, RecordKind.BREADCRUMB.value, "session_summary"}
+)
 SYNCED_PROVENANCE = frozenset({Provenance.USER_AUTHORED.value, Provenance.EXTRACTED.value})
 # The columns a synced record carries, per kind (as the SQLite tables have them).
 RECORD_COLUMNS: dict[RecordKind, tuple[str, ...]] = {
@@ -134,6 +138,69 @@ def change_status(
     return (status, None)
 
 
+def _expired(row: Mapping[str, Any], now: str) -> bool:
+    until = row.get("valid_until")
+    return until is not None and str(until) <= now
+
+
+def apply_forgotten(store: Store, remote: str, items: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Erase here what the team forgot (a pull's tombstones, or a push answered "forgotten"):
+    records this machine holds a copy of (its ``sync_links``), sessions by digest. Nothing is queued
+    back for the server, and rows this machine never had are passed over."""
+    from recall.store.erase import forget_synced
+
+    records: list[tuple[RecordKind, int]] = []
+    digests: list[tuple[str, str, str]] = []
+    for item in items:
+        kind = str(item.get("kind"))
+        if kind in FORGOTTEN_KINDS and item.get("server_id") is not None:
+            local = links(store, remote, kind).get(int(item["server_id"]))
+            if local is not None:
+                records.append((RecordKind(kind), local))
+        elif kind == "session" and item.get("digest"):
+            digests.append(("session", str(item["digest"]), str(item["digest"])))
+    if not records and not digests:
+        return {}
+    return forget_synced(store, records, digests).deleted
+
+
+def tombstone_records(
+    conn: Any, writer: Writer, kind: RecordKind, ids_sql: str, params: Sequence[Any]
+) -> None:
+    """Queue, for each team server holding them, the records ``ids_sql`` selects (before they are
+    deleted: deleting drops their ``sync_links``), so the next sync erases them there (adr/0039)."""
+    rows = conn.execute(
+        f"SELECT remote, server_id FROM sync_links WHERE kind = ? AND local_id IN ({ids_sql})",
+        [kind.value, *params],
+    ).fetchall()
+    writer.queue_sync_forgets((str(r[0]), kind.value, int(r[1]), None, None) for r in rows)
+
+
+def tombstone_digests(conn: Any, writer: Writer, rows: Sequence[tuple[str, str, str]]) -> None:
+    """Queue forgotten sessions or messages, (kind, digest, session digest), for every team server
+    this machine has synced with; a server that never held them remembers them all the same, so no
+    machine's push brings them there."""
+    remotes = [str(row[0]) for row in conn.execute("SELECT remote FROM sync_state")]
+    writer.queue_sync_forgets((remote, kind, None, d, sd) for remote in remotes for kind, d, sd in rows)
+
+
+def pending_forgets(store: Store, remote: str, limit: int) -> list[dict[str, Any]]:
+    """The oldest tombstones queued for ``remote`` (m0016_sync_forgets)."""
+    with store.reading() as conn:
+        rows = conn.execute(
+            "SELECT id, kind, server_id, digest, session_digest FROM sync_forgets WHERE remote = ? "
+            "ORDER BY id LIMIT ?",
+            (remote, limit),
+        ).fetchall()
+    return [{key: row[key] for key in row.keys()} for row in rows]  # noqa: SIM118 - a row, not a dict
+
+
+def drop_forgets(store: Store, ids: Sequence[int]) -> None:
+    """Tombstones the server answered for: they are done."""
+    with store.transaction():
+        store.connection.executemany("DELETE FROM sync_forgets WHERE id = ?", [(i,) for i in ids])
+
+
 def _differs(stored: Any, incoming: Any) -> bool:
     if isinstance(incoming, list | dict):
         try:
@@ -194,9 +261,12 @@ def links(store: Store, remote: str, kind: str) -> dict[int, int]:
 def apply_pulled(store: Store, remote: str, records: Sequence[Mapping[str, Any]]) -> PulledCounts:
     """Write the team's records a pull brought: new ones added, known ones brought up to date."""
     counts = PulledCounts()
+    now = str(to_db_time(utc_now()))
     for row in records:
         kind = record_kind(str(row["kind"]))
         known = links(store, remote, kind.value)
+        if int(row["server_id"]) not in known and _expired(row, now):
+            continue  # a breadcrumb that ended before it got here: nothing to show, nothing to keep
         decisions = links(store, remote, RecordKind.DECISION.value)
         with store.transaction() as writer:
             applied = write_record(store, writer, kind, row, known.get(int(row["server_id"])))

@@ -415,6 +415,16 @@ class Writer:
             rows,
         )
 
+    def queue_sync_forgets(self, rows: Iterable[tuple[str, str, int | None, str | None, str | None]]) -> None:
+        """Tombstones for a team server (m0016_sync_forgets): (remote, kind, server id, digest,
+        session digest); ids and digests only."""
+        now = to_db_time(utc_now())
+        self._conn.executemany(
+            "INSERT INTO sync_forgets (remote, kind, server_id, digest, session_digest, forgotten_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(*row, now) for row in rows],
+        )
+
     def remember_origin(self, origin: str, kind_code: int, row_id: int) -> None:
         """The server's row for a record another machine made (origin: machine id, kind, its id)."""
         self._conn.execute(

@@ -20,7 +20,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from recall.errors import InvalidInput, StoreUnavailable
 from recall.rowkinds import TABLE_NAMES, RecordKind
-from recall.store.synced import SYNCED_KINDS, advance, apply_pulled, link, links, sync_key, sync_state
+from recall.store.erase import forget_synced
+from recall.store.synced import (
+    SYNCED_KINDS,
+    advance,
+    apply_forgotten,
+    apply_pulled,
+    drop_forgets,
+    link,
+    links,
+    pending_forgets,
+    sync_key,
+    sync_state,
+)
 
 if TYPE_CHECKING:
     from recall.memory import Memory
@@ -87,10 +99,13 @@ class SyncReport:
     messages_pushed: int = 0
     messages_added: int = 0
     records_pushed: int = 0
+    summaries_pushed: int = 0
+    forgets_pushed: int = 0
     profiles_pushed: int = 0
     pulled_added: int = 0
     pulled_updated: int = 0
     profiles_pulled: int = 0
+    forgotten_here: int = 0  # rows erased on this machine because the team forgot them
     conflicts: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
 
@@ -101,8 +116,10 @@ class SyncReport:
     def message(self) -> str:
         text = (
             f"synced with {self.remote}: pushed {self.messages_pushed} messages ({self.messages_added} new there), "
-            f"{self.records_pushed} records, {self.profiles_pushed} profile values; pulled {self.pulled_added} "
-            f"new and {self.pulled_updated} changed records, {self.profiles_pulled} profile values"
+            f"{self.records_pushed} records, {self.summaries_pushed} session summaries, {self.forgets_pushed} "
+            f"forgets, {self.profiles_pushed} profile values; pulled {self.pulled_added} new and "
+            f"{self.pulled_updated} changed records, {self.profiles_pulled} profile values; "
+            f"{self.forgotten_here} rows the team forgot erased here"
         )
         lines = [text, *(f"conflict: {c}" for c in self.conflicts), *(f"refused: {r}" for r in self.refused)]
         return "\n".join(lines)
@@ -114,8 +131,10 @@ def sync(memory: Memory, remote: str, transport: Transport) -> SyncReport:
     remote = sync_key(remote)  # the marks are kept under the scrubbed URL (it may carry a password)
     state = sync_state(store, remote)
     report = SyncReport(remote, str(state["machine"]))
+    _push_forgets(store, remote, transport, report)  # first: a forgotten row is never pushed again
     _push_messages(store, remote, int(state["pushed_message_id"]), transport, report)
     _push_records(store, remote, report.machine, transport, report)
+    _push_summaries(store, remote, report.machine, transport, report)
     _push_profiles(store, remote, str(state["profiles_at"]), transport, report)
     _pull(store, memory, remote, int(state["pulled_seq"]), transport, report)
     with store.reading() as conn:
@@ -171,9 +190,12 @@ def _push_records(store: Store, remote: str, machine: str, transport: Transport,
             answer = transport.call("POST", "/sync/push", body)
             by_origin = {item["origin"]: item for item in answer.get("records", [])}
             pairs = []
+            gone: list[tuple[RecordKind, int]] = []
             for row in batch:
                 item = by_origin.get(_origin(machine, kind, int(row["id"])))
-                if item is not None:
+                if item is not None and item.get("forgotten"):
+                    gone.append((kind, int(row["id"])))
+                elif item is not None:
                     pairs.append((int(row["id"]), int(item["server_id"]), str(row["updated_at"])))
                     if item.get("conflict"):
                         report.conflicts.append(f"{kind.value}#{row['id']}: {item['conflict']}")
@@ -183,6 +205,52 @@ def _push_records(store: Store, remote: str, machine: str, transport: Transport,
             )
             report.records_pushed += len(pairs)
             report.refused.extend(answer.get("refused", []))
+            if gone:  # the team forgot them while this machine held a copy: the forget wins
+                report.forgotten_here += _rows(forget_synced(store, gone).deleted)
+
+
+def _push_forgets(store: Store, remote: str, transport: Transport, report: SyncReport) -> None:
+    """Tombstones first, oldest first; each batch leaves the queue once the server answered it."""
+    while True:
+        items = pending_forgets(store, remote, RECORD_BATCH)
+        if not items:
+            return
+        answer = transport.call(
+            "POST", "/sync/push", {"forgotten": [_plain(item, drop=("id",)) for item in items]}
+        )
+        report.refused.extend(answer.get("refused", []))
+        drop_forgets(store, [int(item["id"]) for item in items])
+        report.forgets_pushed += len(items)
+
+
+def _push_summaries(
+    store: Store, remote: str, machine: str, transport: Transport, report: SyncReport
+) -> None:
+    """Session summaries, new or changed since both sides agreed, by their session's natural key."""
+    kind = RecordKind.SESSION_SUMMARY
+    with store.reading() as conn:
+        rows = conn.execute(
+            "SELECT r.id, r.project, r.title, r.content, r.importance, r.meta, r.updated_at, s.host, "
+            "s.external_id AS session FROM session_summaries r JOIN sessions s ON s.id = r.session_id "
+            "LEFT JOIN sync_links l ON l.remote = ? AND l.kind = ? AND l.local_id = r.id "
+            "WHERE l.local_id IS NULL OR r.updated_at > l.agreed_at ORDER BY r.id",
+            (remote, kind.value),
+        ).fetchall()
+    for start in range(0, len(rows), RECORD_BATCH):
+        batch = rows[start : start + RECORD_BATCH]
+        items = [
+            {**_plain(row, drop=("id",)), "origin": _origin(machine, kind, int(row["id"]))} for row in batch
+        ]
+        answer = transport.call("POST", "/sync/push", {"summaries": items})
+        by_origin = {item["origin"]: item for item in answer.get("records", [])}
+        pairs = [
+            (int(row["id"]), int(found["server_id"]), str(row["updated_at"]))
+            for row in batch
+            if (found := by_origin.get(_origin(machine, kind, int(row["id"])))) is not None
+        ]
+        link(store, remote, kind.value, pairs)
+        report.summaries_pushed += len(pairs)
+        report.refused.extend(answer.get("refused", []))
 
 
 def _record(row: Any, kind: RecordKind, machine: str, decisions: Mapping[int, int]) -> dict[str, Any]:
@@ -217,6 +285,7 @@ def _pull(
     while True:
         answer = transport.call("GET", f"/sync/pull?since={since}")
         counts = apply_pulled(store, remote, answer.get("records", []))
+        report.forgotten_here += _rows(apply_forgotten(store, remote, answer.get("forgotten", [])))
         report.pulled_added += counts.added
         report.pulled_updated += counts.updated
         report.conflicts.extend(counts.conflicts)
@@ -229,6 +298,11 @@ def _pull(
         advance(store, remote, pulled_seq=since)
         if not answer.get("more"):
             return
+
+
+def _rows(deleted: Mapping[str, int]) -> int:
+    """Rows erased (their vectors are not rows of their own)."""
+    return sum(n for kind, n in deleted.items() if kind != "vector")
 
 
 def _origin(machine: str, kind: RecordKind, local_id: int) -> str:

@@ -16,9 +16,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import InvalidInput
-from recall.pg.team import Member, add_token, list_tokens, member_for, revoke_token
+from recall.pg.team import SESSION_CODE, Member, add_token, list_tokens, member_for, revoke_token
 from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, DecisionStatus, RecordKind
-from recall.store.synced import change_status, record_kind, write_record
+from recall.store.erase import forget_synced
+from recall.store.synced import FORGOTTEN_KINDS, change_status, record_kind, write_record
 from recall.transcript import MessageKind, Origin, Role, Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -27,7 +28,11 @@ if TYPE_CHECKING:
 
 MAX_BATCH = 2000  # messages or records in one push: a bigger body is refused, the client splits
 PULL_PAGE = 500
-PULLED_CODES = (KIND_CODES[RecordKind.DECISION], KIND_CODES[RecordKind.LEARNING], 0)  # 0: profiles
+PULLED_CODES = (  # 0: profiles
+    KIND_CODES[RecordKind.DECISION], KIND_CODES[RecordKind.LEARNING], KIND_CODES[RecordKind.BREADCRUMB], 0,
+)  # fmt: skip
+# Tombstones a pull hands on: the records it pulls, and sessions (a machine may hold the same one).
+FORGOTTEN_CODES = (*PULLED_CODES[:-1], SESSION_CODE)
 
 
 class TeamServer:
@@ -89,12 +94,16 @@ class TeamServer:
         messages = list(batch.get("messages") or [])
         records = list(batch.get("records") or [])
         profiles = list(batch.get("profiles") or [])
-        if max(len(messages), len(records)) > MAX_BATCH:
+        summaries = list(batch.get("summaries") or [])
+        forgotten = list(batch.get("forgotten") or [])
+        if max(len(messages), len(records), len(summaries), len(forgotten)) > MAX_BATCH:
             raise InvalidInput(f"at most {MAX_BATCH} messages or records per push; send smaller batches")
         store = self.store.view(member.name)
         refused: list[str] = []
+        erased = self._push_forgotten(store, member, forgotten, refused) if forgotten else {}
         added = self._push_transcripts(store, member, sessions, messages, refused)
         answers = [self._push_record(store, member, row, refused) for row in self._ordered(records)]
+        answers += [self._push_summary(store, member, row, refused) for row in summaries]
         for row in profiles:
             if member.may_use(str(row.get("project"))):
                 mine = self.memory_for(member)
@@ -104,7 +113,55 @@ class TeamServer:
                 refused.append(
                     f"profile {row.get('project')}/{row.get('key')}: project not open to this token"
                 )
-        return {"messages_added": added, "records": [a for a in answers if a], "refused": refused}
+        return {
+            "messages_added": added,
+            "records": [a for a in answers if a],
+            "forgotten": len(forgotten),
+            "erased": erased,
+            "refused": refused,
+        }
+
+    def _push_forgotten(
+        self, store: PgStore, member: Member, items: Sequence[Mapping[str, Any]], refused: list[str]
+    ) -> dict[str, int]:
+        """Erase what a machine forgot: records by their row here, sessions and messages by digest
+        (remembered even when this server never held them, so no push brings them)."""
+        records: list[tuple[RecordKind, int]] = []
+        digests: list[tuple[str, str, str]] = []
+        for item in items:
+            kind = str(item.get("kind"))
+            if kind in FORGOTTEN_KINDS and item.get("server_id") is not None:
+                records.append((RecordKind(kind), int(item["server_id"])))
+            elif kind in ("session", "message") and item.get("digest") and item.get("session_digest"):
+                digests.append((kind, str(item["digest"]), str(item["session_digest"])))
+        done = forget_synced(store, records, digests, member.may_use)
+        refused.extend(done.refused)
+        return done.deleted
+
+    def _push_summary(
+        self, store: PgStore, member: Member, row: Mapping[str, Any], refused: list[str]
+    ) -> dict[str, Any] | None:
+        """A session's summary, by its session's natural key; the write path stamps it derived."""
+        from recall.summary import SummaryDraft
+
+        origin = str(row["origin"])
+        if not member.may_use(str(row.get("project"))):
+            refused.append(f"{origin}: project {row.get('project')} not open to this token")
+            return None
+        with store.transaction() as writer:
+            session = store.connection.execute(
+                "SELECT s.id, d.generation FROM sessions s LEFT JOIN summaries_due d ON d.session_id = s.id "
+                "WHERE s.host = ? AND s.external_id = ?",
+                (str(row["host"]), str(row["session"])),
+            ).fetchone()
+            if session is None:
+                refused.append(f"{origin}: its session {row['host']}/{row['session']} is not on the server")
+                return None
+            draft = SummaryDraft(str(row["title"]), str(row["content"]), dict(row.get("meta") or {}))
+            generation = None if session[1] is None else int(session[1])
+            importance = int(row.get("importance") or 5)
+            summary_id = store.write_summary_in(writer, int(session[0]), draft, importance, generation)
+        return {"origin": origin, "server_id": summary_id, "outcome": "written"}
 
     def _push_transcripts(
         self,
@@ -145,6 +202,8 @@ class TeamServer:
         if not member.may_use(str(row.get("project"))):
             refused.append(f"{origin}: project {row.get('project')} not open to this token")
             return None
+        if self._forgotten(kind, row, origin):
+            return {"origin": origin, "forgotten": True}
         with store.transaction() as writer:
             target = self._target(kind, row, origin)
             applied = write_record(store, writer, kind, row, target)
@@ -167,6 +226,24 @@ class TeamServer:
             "updated_at": updated_at,
         }
 
+    def _forgotten(self, kind: RecordKind, row: Mapping[str, Any], origin: str) -> bool:
+        """Was this record forgotten here? By its row (a machine that pulled or pushed it), or by its
+        origin and creation time (a push whose answer was lost): a forget wins over any edit, and
+        SQLite may reuse a forgotten record's id, which the creation time tells apart."""
+        with self.store.reading() as conn:
+            if row.get("server_id"):
+                found = conn.execute(
+                    "SELECT 1 FROM team_forgotten WHERE kind_code = ? AND row_id = ?",
+                    (KIND_CODES[kind], int(row["server_id"])),
+                ).fetchone()
+                if found is not None:
+                    return True
+            found = conn.execute(
+                "SELECT 1 FROM team_forgotten WHERE origin = ? AND created_at = ?",
+                (origin, str(row.get("created_at"))),
+            ).fetchone()
+            return found is not None
+
     def _target(self, kind: RecordKind, row: Mapping[str, Any], origin: str) -> int | None:
         conn = self.store.connection
         if row.get("server_id"):
@@ -176,7 +253,11 @@ class TeamServer:
             ).fetchone()
             if found is not None:
                 return int(found[0])
-        found = conn.execute("SELECT row_id FROM sync_origins WHERE origin = ?", (origin,)).fetchone()
+        found = conn.execute(
+            f"SELECT o.row_id FROM sync_origins o JOIN {TABLE_NAMES[kind]} r ON r.id = o.row_id "
+            "WHERE o.origin = ? AND o.kind_code = ? AND r.created_at = ?",
+            (origin, KIND_CODES[kind], str(row.get("created_at"))),
+        ).fetchone()
         return None if found is None else int(found[0])
 
     def _successor(self, row: Mapping[str, Any]) -> int | None:
@@ -190,27 +271,46 @@ class TeamServer:
         return None
 
     def pull(self, member: Member, since: int, limit: int = PULL_PAGE) -> dict[str, Any]:
-        """The team's decisions, learnings and profiles changed after ``since`` (a change sequence)."""
+        """The team's decisions, learnings, breadcrumbs and profiles changed after ``since`` (a change
+        sequence), and what was forgotten since (records by their row here, sessions by digest)."""
         limit = max(1, min(limit, PULL_PAGE))
+        kept = ", ".join("?" for _ in PULLED_CODES)
+        gone = ", ".join("?" for _ in FORGOTTEN_CODES)
         with self.store.reading() as conn:
             rows = conn.execute(
-                "SELECT t.kind_code, t.row_id, t.change_seq, t.created_by, t.updated_by, o.origin "
-                "FROM team_rows t LEFT JOIN sync_origins o ON o.kind_code = t.kind_code AND o.row_id = t.row_id "
-                "WHERE t.change_seq > ? AND t.kind_code IN (?, ?, ?) ORDER BY t.change_seq LIMIT ?",
-                (since, *PULLED_CODES, limit + 1),
+                "SELECT * FROM (SELECT t.kind_code, t.row_id, t.change_seq, t.created_by, t.updated_by, o.origin, "
+                "NULL AS digest, NULL AS project, 0 AS gone FROM team_rows t LEFT JOIN sync_origins o "
+                "ON o.kind_code = t.kind_code AND o.row_id = t.row_id "
+                f"WHERE t.change_seq > ? AND t.kind_code IN ({kept}) "
+                "UNION ALL SELECT f.kind_code, f.row_id, f.change_seq, f.forgotten_by, f.forgotten_by, f.origin, "
+                f"f.digest, f.project, 1 AS gone FROM team_forgotten f WHERE f.change_seq > ? AND f.kind_code IN ({gone})"
+                ") AS changes ORDER BY change_seq LIMIT ?",
+                (since, *PULLED_CODES, since, *FORGOTTEN_CODES, limit + 1),
             ).fetchall()
         more = len(rows) > limit
         rows = rows[:limit]
         records: list[dict[str, Any]] = []
         profiles: list[dict[str, Any]] = []
-        for code, row_id, _, created_by, updated_by, origin in rows:
+        forgotten: list[dict[str, Any]] = []
+        for code, row_id, _, created_by, updated_by, origin, digest, project, gone in rows:
+            if gone:
+                if member.may_use(str(project)):
+                    kind = "session" if int(code) == SESSION_CODE else KIND_BY_CODE[int(code)].value
+                    forgotten.append({"kind": kind, "server_id": int(row_id), "digest": digest})
+                continue
             data = self._pulled_row(int(code), int(row_id))
             if data is None or not member.may_use(str(data["project"])):
                 continue
             data.update(created_by=created_by, updated_by=updated_by, origin=origin)
             (profiles if code == 0 else records).append(data)
         next_seq = int(rows[-1][2]) if rows else since
-        return {"records": records, "profiles": profiles, "next": next_seq, "more": more}
+        return {
+            "records": records,
+            "profiles": profiles,
+            "forgotten": forgotten,
+            "next": next_seq,
+            "more": more,
+        }
 
     def _pulled_row(self, code: int, row_id: int) -> dict[str, Any] | None:
         if code == 0:
