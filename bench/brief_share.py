@@ -16,6 +16,7 @@ briefs the same way; the script only uses what such a checkout has.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import re
 import sys
@@ -24,25 +25,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 BENCH = Path(__file__).resolve().parent
-_ITEM = re.compile(r"^- \[(decision|learning|breadcrumb|session_summary|message) #(\d+)")
+# ``decision#3`` since adr/0020, ``decision #3`` before it (``--code`` may point at such a checkout).
+_ITEM = re.compile(r"^- \[(decision|learning|breadcrumb|session_summary|message) ?#(\d+)")
 
 if TYPE_CHECKING:
     from labelled import Label
 
+    from recall.search.embedder import Embedder
     from recall.store import Store
 
 
 def measure(
-    store: Store, root: Path, labels: list[Label], tasks: list[dict[str, str]], budget: int
+    store: Store,
+    root: Path,
+    labels: list[Label],
+    tasks: list[dict[str, str]],
+    budget: int,
+    embedder: Embedder | None = None,
 ) -> dict[str, Any]:
+    """``embedder`` makes the task briefs hybrid (meaning and keywords), as recall builds them."""
     from labelled import label_messages
 
     from recall.brief import context_for_agent, session_start_brief
 
+    # A checkout from before adr/0020 has no ``embedder`` argument: its briefs took the store's own.
+    given = {"embedder": embedder} if "embedder" in inspect.signature(context_for_agent).parameters else {}
     resolved = [(label, label_messages(store, root, label)) for label in labels]
     briefs = []
     for task in tasks:
-        text = context_for_agent(store, task["task"], task["project"], max_tokens=budget).text
+        text = context_for_agent(store, task["task"], task["project"], max_tokens=budget, **given).text
         briefs.append({"task": task["task"], **_share(store, text, resolved)})
     for project in sorted({task["project"] for task in tasks}):
         text = session_start_brief(store, project, max_tokens=budget)
@@ -99,11 +110,12 @@ def run(fixtures: Path, labels_path: Path, budget: int) -> dict[str, Any]:
     from recall.store import Store
 
     data = load(labels_path)
+    embedder = get_embedder()
     with tempfile.TemporaryDirectory(prefix="recall-brief-share-") as tmp:
-        store = Store(Path(tmp) / "bench.db", embedder=get_embedder(), embed_on_write=False)
+        store = Store(Path(tmp) / "bench.db")
         import_files(store, fixtures, data.files)
-        embed_pending(store, store.embedder)
-        result = measure(store, fixtures, data.labels, data.tasks, budget)
+        embed_pending(store, embedder)
+        result = measure(store, fixtures, data.labels, data.tasks, budget, embedder)
         store.close()
     return result
 

@@ -38,7 +38,7 @@ def build(db: Path, messages: int, sessions: int, records: int) -> dict[str, flo
     with tempfile.TemporaryDirectory(prefix="recall-connections-bench-") as tmp:
         generate(Path(tmp) / "claude", messages, sessions)
         started = time.perf_counter()
-        with Store(db, embed_on_write=False) as store:
+        with Store(db) as store:
             summary = run_import(
                 store, [get_adapter("claude")], paths=[Path(tmp) / "claude"], embed_budget_seconds=0
             )
@@ -79,7 +79,7 @@ def measure(db: Path, asked: list[tuple[str, str, str]]) -> dict[str, object]:
     from recall.connections import find_connections, knowledge_graph
     from recall.store import Store
 
-    with Store(db, embed_on_write=False) as store:
+    with Store(db) as store:
         for _, query, project in asked[:10]:  # warm-up: page cache, statement cache
             find_connections(store, query, project)
         times: dict[str, list[float]] = {}

@@ -80,7 +80,8 @@ def corpus(
     return files, added
 
 
-def measure(store, files, max_tokens: int, connected: bool) -> dict[str, float]:  # type: ignore[no-untyped-def]
+def measure(store, files, max_tokens: int, connected: bool, embedder) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """``embedder`` is the real model: the briefs are hybrid, as recall builds them."""
     import recall.brief
 
     original = recall.brief._connected
@@ -90,7 +91,9 @@ def measure(store, files, max_tokens: int, connected: bool) -> dict[str, float]:
         found = wanted = complete = 0
         for number, (project, name, records) in enumerate(files):
             task = TASKS[number % len(TASKS)].format(name=name.rsplit("/", 1)[-1])
-            brief = recall.brief.context_for_agent(store, task, project, max_tokens=max_tokens)
+            brief = recall.brief.context_for_agent(
+                store, task, project, max_tokens=max_tokens, embedder=embedder
+            )
             shown = {(item.kind, item.id) for item in brief.items}
             hits = sum(record in shown for record in records)
             found, wanted, complete = found + hits, wanted + len(records), complete + (hits == len(records))
@@ -106,6 +109,7 @@ def measure(store, files, max_tokens: int, connected: bool) -> dict[str, float]:
 def main() -> None:
     from adapters import get_adapter
     from recall.ingest import run_import
+    from recall.search.embedder import get_embedder
     from recall.search.semantic import embed_pending
     from recall.store import Store
 
@@ -118,14 +122,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="recall-brief-bench-") as tmp, Store(Path(tmp) / "b.db") as store:
         run_import(store, [get_adapter("claude")], paths=SOURCES, embed_budget_seconds=0)
         files, distractors = corpus(store, args.per_file, args.distractors)
-        embed_pending(store, store.embedder)
+        embedder = get_embedder()
+        embed_pending(store, embedder)
         result = {
             "tasks": len(files),
             "per_file": args.per_file,
             "distractors": distractors,
             "max_tokens": args.max_tokens,
-            "before": measure(store, files, args.max_tokens, connected=False),
-            "after": measure(store, files, args.max_tokens, connected=True),
+            "before": measure(store, files, args.max_tokens, connected=False, embedder=embedder),
+            "after": measure(store, files, args.max_tokens, connected=True, embedder=embedder),
         }
     if args.json:
         print(json.dumps(result, indent=2))

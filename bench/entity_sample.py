@@ -40,7 +40,7 @@ def sample(count: int, seed: int) -> list[dict[str, object]]:
 
     with (
         tempfile.TemporaryDirectory(prefix="recall-entity-sample-") as tmp,
-        Store(Path(tmp) / "sample.db", embed_on_write=False) as store,
+        Store(Path(tmp) / "sample.db") as store,
     ):
         for host, paths in REAL.items():
             run_import(store, [get_adapter(host)], paths=paths, embed_budget_seconds=0)

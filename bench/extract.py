@@ -35,12 +35,11 @@ KINDS = ("decision", "learning", "breadcrumb")
 def quality(fixtures: Path, labels_path: Path) -> dict[str, Any]:
     from labelled import carries, import_files, label_messages, load
 
-    from recall.search.embedder import FakeEmbedder
     from recall.store import Store
 
     data = load(labels_path)
     with tempfile.TemporaryDirectory(prefix="recall-extract-bench-") as tmp:
-        store = Store(Path(tmp) / "bench.db", embedder=FakeEmbedder(), embed_on_write=False)
+        store = Store(Path(tmp) / "bench.db")  # the store embeds nothing; the import's budget is 0
         messages = import_files(store, fixtures, data.files)
         resolved = [(label, label_messages(store, fixtures, label)) for label in data.labels]
         unresolved = [label.statement for label, found in resolved if not found]
@@ -120,8 +119,8 @@ def throughput(messages: int, sessions: int) -> dict[str, Any]:
         real = stage.extract_sessions
         for label in ("with_extraction", "without_extraction"):
             if label == "without_extraction":  # the stage replaced by a no-op, everything else as shipped
-                stage.extract_sessions = lambda store, ids, progress=None: stage.ExtractionReport()
-            store = Store(root / f"{label}.db", embed_on_write=False)
+                stage.extract_sessions = lambda store, session_ids, progress=None: stage.ExtractionReport()
+            store = Store(root / f"{label}.db")
             started, cpu = time.perf_counter(), time.process_time()
             summary = run_import(
                 store, [get_adapter("claude")], paths=[root / "claude"], embed_budget_seconds=0

@@ -29,16 +29,18 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from import_bench import generate
 
+from recall.kinds import Kind, Ref
 from recall.models import RecordKind
 from recall.search import semantic
 from recall.search.embedder import FakeEmbedder
 from recall.store import NewRecord, Store
-from recall.store.erase import forget_many
+from recall.store.erase import forget, forget_many
 from recall.store.purge import purge
 from recall.store.rescrub import rescrub
 from recall.store.wipe import wipe
 
 REPEATS = 5
+EMBEDDER = FakeEmbedder()  # fast and deterministic: the vectors only have to exist
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -52,18 +54,18 @@ def build(root: Path, messages: int, sessions: int) -> tuple[Store, dict[str, An
     from recall.ingest import run_import
 
     generate(root / "claude", messages, sessions)
-    store = Store(root / "bench.db", embedder=FakeEmbedder(), embed_on_write=False)
+    store = Store(root / "bench.db")
     seconds, summary = timed(
         lambda: run_import(store, [get_adapter("claude")], paths=[root / "claude"], embed_budget_seconds=0)
     )
-    embed_seconds, report = timed(lambda: semantic.embed_pending(store, store.embedder))
+    embed_seconds, report = timed(lambda: semantic.embed_pending(store, EMBEDDER))
     for n in range(1_000):
         tags = ("scratch", f"batch{n % 10}")
         store.add(
             NewRecord(RecordKind.LEARNING, f"learning number {n} about the cache", f"proj{n % 12}", tags=tags)
         )
-    semantic.embed_pending(store, store.embedder)
-    semantic.vector_index(store, store.embedder)  # an in-memory index, and its snapshot at >= 50,000 rows
+    semantic.embed_pending(store, EMBEDDER)
+    semantic.vector_index(store, EMBEDDER)  # an in-memory index, and its snapshot at >= 50,000 rows
     with store.reading() as conn:
         index_bytes = conn.execute("SELECT sum(length(block)) FROM search_index_data").fetchone()[0]
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -136,16 +138,16 @@ def run(messages: int, sessions: int) -> dict[str, Any]:
         out: dict[str, Any] = {"store": built}
         out["secure_delete"] = secure_delete_cost(root / "bench.db", pick(store, text, 1)[0] - 100)
         out["index_fallback"] = index_fallback_cost(store, pick(store, text, 1)[0])
-        laps = [timed(lambda m=m: store.forget("message", m))[0] for m in pick(store, text, REPEATS)]
+        laps = [timed(lambda m=m: forget(store, Ref(Kind.MESSAGE, m)))[0] for m in pick(store, text, REPEATS)]
         out["forget_message_s"] = summary(laps)
         learnings = pick(store, "SELECT id FROM learnings ORDER BY id", REPEATS)
         out["forget_learning_s"] = summary(
-            [timed(lambda i=i: store.forget("learning", i))[0] for i in learnings]
+            [timed(lambda i=i: forget(store, Ref(Kind.LEARNING, i)))[0] for i in learnings]
         )
         session_id = pick(store, "SELECT id FROM sessions ORDER BY id", 1)[0]
-        seconds, report = timed(lambda: store.forget("session", session_id))
+        seconds, report = timed(lambda: forget(store, Ref(Kind.SESSION, session_id)))
         out["forget_session"] = {"s": round(seconds, 2), "messages": report.deleted["message"]}
-        seconds, _ = timed(lambda: semantic.vector_index(store, store.embedder))
+        seconds, _ = timed(lambda: semantic.vector_index(store, EMBEDDER))
         out["first_vector_search_after_forget_s"] = round(seconds, 2)  # the snapshot is gone: a full load
         seconds, counted = timed(lambda: forget_many(store, project="*", tags=["scratch", "batch3"]))
         out["forget_many_count_s"] = round(seconds, 3)

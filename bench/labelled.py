@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 BENCH = Path(__file__).resolve().parent
 LABELS = BENCH / "extract" / "labels.json"
-FIXTURES = BENCH.parents[1] / "shared" / "fixtures" / "transcripts"
+# ../shared next to the repository, or next to the folder of worktrees (/work/wt/<name>).
+SHARED = next((p for p in (BENCH.parents[1] / "shared", BENCH.parents[2] / "shared") if p.is_dir()),
+              BENCH.parents[1] / "shared")  # fmt: skip
+FIXTURES = SHARED / "fixtures" / "transcripts"
 
 
 @dataclass(frozen=True, slots=True)
