@@ -72,21 +72,28 @@ def build(db: Path, messages: int, sessions: int) -> dict[str, Any]:
 
 
 def _records(memory: Any) -> None:
+    """Random wordings from ten words are often near-duplicates (adr/0028): ``force`` keeps each one."""
     rng = random.Random(7)
     words = ["cache", "sqlite", "wal", "retry", "queue", "deploy", "index", "vector", "token", "schema"]
     previous: dict[str, Any] = {}
     for n in range(600):
         project = f"proj{n % 12}"
         decision = memory.add(
-            "decision", " ".join(rng.choices(words, k=8)), project=project, detail="why not"
+            "decision", " ".join(rng.choices(words, k=8)), project=project, detail="why not", force=True
         )
         if n % 3 and project in previous:
             memory.supersede(previous[project].ref, by=decision.ref)
         previous[project] = decision
     for n in range(300):
-        memory.add("learning", " ".join(rng.choices(words, k=10)), project=f"proj{n % 12}", tags=["bench"])
+        memory.add(
+            "learning",
+            " ".join(rng.choices(words, k=10)),
+            project=f"proj{n % 12}",
+            tags=["bench"],
+            force=True,
+        )
     for n in range(100):
-        memory.add("breadcrumb", " ".join(rng.choices(words, k=6)), project=f"proj{n % 12}")
+        memory.add("breadcrumb", " ".join(rng.choices(words, k=6)), project=f"proj{n % 12}", force=True)
 
 
 def _vectors(memory: Any) -> int:
