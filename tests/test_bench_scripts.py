@@ -20,13 +20,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import mcp.client.stdio  # noqa: F401 - see below
+import mcp.client.stdio  # noqa: F401 - imported now, on purpose (below)
 import pytest
 
 from recall.search.embedder import Embedder, FakeEmbedder
 
-# The MCP SDK's stdio client takes ``sys.stderr`` as its default error log when first imported: here,
-# under the session's capture, not under one test's capture that is closed when the test ends.
+# The MCP SDK's stdio client binds ``sys.stderr`` as its default error log when its module is first
+# imported. Imported by a bench inside a test, that would be the test's capture, closed when the test
+# ends, and the next bench's server could not start; imported here, it is the session's.
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -139,12 +140,14 @@ def test_write_contention(monkeypatch: pytest.MonkeyPatch, capfd: pytest.Capture
 # -- stores of generated rows and vectors ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_vector_latency(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     out = run_json("vector_latency", "--sizes", "300", "--queries", "3", "--recall-queries", "2",
                    monkeypatch=monkeypatch, capfd=capfd)  # fmt: skip
     assert out["curve"][0]["rows"] == 300 and out["curve"][0]["prefilter_recall"]
 
 
+@pytest.mark.slow
 def test_eval_bench(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     out = run_json("eval_bench", "--rows", "1000", monkeypatch=monkeypatch, capfd=capfd)
     assert sum(out["probes"].values()) > 0
