@@ -16,6 +16,7 @@ import functools
 import importlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -259,21 +260,30 @@ def test_extract_and_brief_share(
 
 @pytest.mark.slow
 def test_locomo(tmp_path: Path, minilm: Embedder) -> None:
-    """LoCoMo's own path (load, ingest, every mode, the MCP run) on two sessions and one question of
-    each category of its first conversation: the full run takes minutes."""
+    """LoCoMo's own path (load, a store per conversation, every mode, the cross-validation, the MCP
+    run) on the first eight turns and one question of each category of five conversations (as few
+    as the five folds take): the full run takes minutes."""
     locomo = bench("locomo")
     if not locomo.DATA.is_file():
         pytest.skip(
             f"LoCoMo is not at {locomo.DATA} (../shared/bench/locomo/locomo10.json next to the repository)"
         )
-    first = locomo.load(locomo.DATA)[0]
-    first.transcripts = first.transcripts[:2]
-    first.questions = [next(q for q in first.questions if q.category == c) for c in locomo.CATEGORIES]
-    store_bench = locomo.ingest([first], tmp_path, minilm, shared=True)
+    every = set(locomo.CATEGORIES)  # each fold's scores need every category (conv-30 has no 3)
+    conversations = [c for c in locomo.load(locomo.DATA) if {q.category for q in c.questions} == every]
+    conversations = conversations[: locomo.FOLDS]
+    for conversation in conversations:
+        conversation.transcripts = [
+            replace(conversation.transcripts[0], messages=conversation.transcripts[0].messages[:8])
+        ]
+        conversation.questions = [
+            next(q for q in conversation.questions if q.category == c) for c in locomo.CATEGORIES
+        ]
+    stores = locomo.ingest(conversations, tmp_path, minilm)
     try:
-        run = locomo.store_run(store_bench, cv=False)
+        run = locomo.store_run(stores, cv=True)
     finally:
-        store_bench.close()
-    assert set(run["modes"]) == set(locomo.MODES) and store_bench.timings["embedded"] > 0
-    via = bench("locomo_mcp").via_mcp([first], tmp_path / "mcp", minilm, locomo.summarise)
-    assert via["modes"]["hybrid"]["metrics"]["cats 1-5"]["n"] == len(locomo.CATEGORIES)
+        stores.close()
+    assert set(run["modes"]) == set(locomo.MODES) and stores.timings["embedded"] > 0
+    assert len(run["cv"]["folds"]) == locomo.FOLDS
+    via = bench("locomo_mcp").via_mcp(conversations, tmp_path / "mcp", minilm, locomo.summarise)
+    assert via["modes"]["hybrid"]["metrics"]["cats 1-5"]["n"] == len(conversations) * len(locomo.CATEGORIES)
