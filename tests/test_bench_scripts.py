@@ -132,10 +132,22 @@ def test_ui_bench(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[
 
 @pytest.mark.slow
 def test_write_contention(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(bench("write_contention"), "CLI_WRITERS", 1)  # each call is a new process
+    module = bench("write_contention")
+    private_home = module._env
+
+    def env_without_embedding(home: Path) -> dict[str, str]:
+        """The bench's own home for its processes, where `recall import` embeds nothing (that is
+        seconds of model time, and tests/test_embed_later.py covers the import's budget)."""
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text("[import]\nembed_budget = 0\n", encoding="utf-8")
+        return dict(private_home(home))
+
+    monkeypatch.setattr(module, "_env", env_without_embedding)
+    monkeypatch.setattr(module, "CLI_WRITERS", 1)  # each call is a new process
     out = run_json("write_contention", "--messages", "200", "--sessions", "2", "--big", "0", "--pause", "0.05",
-                   "--idle-calls", "1", "--no-alone", monkeypatch=monkeypatch, capfd=capfd)  # fmt: skip
+                   "--warmup", "0", "--idle-calls", "1", "--no-alone", monkeypatch=monkeypatch, capfd=capfd)  # fmt: skip
     assert out["idle"]["failures"] == 0 and out["during_import"]["import"]["messages"] == 200
+    assert out["during_import"]["import"]["embedded"] == 0 and out["lock_holds"]["transactions"] > 0
 
 
 # -- stores of generated rows and vectors ---------------------------------------------------------
