@@ -60,15 +60,18 @@ def project_scores(
     if not rowids or not terms:
         return dict.fromkeys(rowids, 0.0)
     scope = f'scope : "p{project.encode("utf-8").hex()}"'
-    frequencies, exact = _frequencies(conn, terms, rowids)
+    frequencies: dict[Term, dict[int, float]] | None = None
     counted: dict[Term, int] = {}
     if complete and is_plain(query):  # every matching row of the project is a candidate
+        frequencies, exact = _frequencies(conn, terms, rowids)
         for term in exact:
             counted[term] = sum(1 for weighted in frequencies[term].values() if weighted > 0)
     rest = [term for term in terms if term not in counted]
     expressions = [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in rest]
     rows, *fts5_counts = _remembered(conn, [scope, *expressions], lambda missing: _counts(conn, missing))
     counted.update(zip(rest, fts5_counts, strict=True))
+    if frequencies is None:  # only the terms found in the project are looked for in the candidates
+        frequencies = _frequencies(conn, [term for term in terms if counted[term]], rowids)[0]
     # Kept from when N was remembered by the connection's id(), which a new one could reuse: no term
     # can match more rows than the project holds, so the count is raised to what the terms show.
     rows = max([rows, *counted.values()])
