@@ -8,7 +8,8 @@ the query, as before) and scores them again with FTS5's bm25 formula, where the 
 and each term's document frequency n are the project's:
 
 - n per term: ``count(*)`` of the term inside the project, through FTS5 (phrases and prefixes as
-  the index matches them);
+  the index matches them); when the candidates are every matching row of the project, the number
+  of candidates holding the term, from their positions (adr/0036);
 - N: rows carrying the project's scope token, counted once per database state
   (``_Counts``), as each term's n is;
 - each candidate's term frequencies: the ``fts5vocab`` instance table of the index, which names
