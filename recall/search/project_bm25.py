@@ -267,7 +267,8 @@ _TOKENS_KEPT = 4096
 def _tokens(words: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """Each word's tokens under the index's tokenizer, in order; the words not seen before are
     tokenized together, in one statement (a query's words used to cost a statement each)."""
-    known = {word: _TOKENS[word] for word in words if word in _TOKENS}
+    seen = {word: _TOKENS.get(word) for word in words}  # one lookup each: another thread may clear it
+    known = {word: tokens for word, tokens in seen.items() if tokens is not None}
     missing = [word for word in dict.fromkeys(words) if word not in known]
     if not missing:
         return known
