@@ -191,6 +191,12 @@ def match_terms(query: str) -> list[tuple[tuple[str, ...], bool]]:
     return [(t.pieces, t.prefix) for t in unique.values()]
 
 
+def is_plain(query: str) -> bool:
+    """Whether ``build_match`` ORs the terms of ``query`` (it holds no ``AND``, ``OR`` or ``NOT``),
+    so a row matches exactly when it holds one of ``match_terms``."""
+    return not any(isinstance(item, str) for item in _lex(query))
+
+
 def render_term(pieces: tuple[str, ...], prefix: bool) -> str:
     """One term as ``build_match`` writes it (quoted, so it can never be syntax)."""
     return _Term(pieces, prefix).render()

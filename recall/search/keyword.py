@@ -118,8 +118,11 @@ def keyword_candidates(
         return candidates(conn, query, kind=kind, project=project, depth=depth, only=only)
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
-    found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH), only)
-    return _rescored(conn, query, found, project, depth)
+    asked = max(depth, RESCORE_DEPTH)
+    found = _ranked_rowids(conn, match, kind, project, asked, only)
+    # Fewer rows than asked for, with no kind or tag filter: every matching row is a candidate.
+    complete = len(found) < asked and kind is None and only is None
+    return _rescored(conn, query, found, project, depth, complete=complete)
 
 
 def keyword_rowids(
@@ -137,10 +140,11 @@ def keyword_rowids(
         return list(keyword_candidates(conn, query, project=project, table=table, depth=depth))
     if project is None or not PROJECT_STATISTICS:
         return list(_ranked_rowids(conn, match, kind, project, depth))
-    found = _ranked_rowids(conn, match, kind, project, max(depth, RESCORE_DEPTH))
+    asked = max(depth, RESCORE_DEPTH)
+    found = _ranked_rowids(conn, match, kind, project, asked)
     if len(found) <= depth:
         return list(found)
-    return list(_rescored(conn, query, found, project, depth))
+    return list(_rescored(conn, query, found, project, depth, complete=len(found) < asked and kind is None))
 
 
 def _on_postgres(conn: sqlite3.Connection) -> bool:
@@ -149,10 +153,11 @@ def _on_postgres(conn: sqlite3.Connection) -> bool:
 
 
 def _rescored(
-    conn: sqlite3.Connection, query: str, found: dict[int, float], project: str, depth: int
+    conn: sqlite3.Connection, query: str, found: dict[int, float], project: str, depth: int, *, complete: bool
 ) -> dict[int, float]:
-    """FTS5's candidates scored again with the project's statistics, the best ``depth`` kept."""
-    scores = project_scores(conn, query, found, project)
+    """FTS5's candidates scored again with the project's statistics, the best ``depth`` kept;
+    ``complete``: they are all the rows of the project that match (``project_scores``)."""
+    scores = project_scores(conn, query, found, project, complete=complete)
     best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
     # A row FTS5 matched keeps a trace of its FTS5 order should no stem of it be found again.
     return {rowid: scores[rowid] or found[rowid] * 1e-9 for rowid in best}

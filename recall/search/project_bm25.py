@@ -8,7 +8,8 @@ the query, as before) and scores them again with FTS5's bm25 formula, where the 
 and each term's document frequency n are the project's:
 
 - n per term: ``count(*)`` of the term inside the project, through FTS5 (phrases and prefixes as
-  the index matches them);
+  the index matches them); when the candidates are every matching row of the project, the number
+  of candidates holding the term, from their positions (adr/0036);
 - N: rows carrying the project's scope token, counted once per database state
   (``_Counts``), as each term's n is;
 - each candidate's term frequencies: the ``fts5vocab`` instance table of the index, which names
@@ -27,9 +28,8 @@ import math
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
 
-from recall.search.fts_query import match_terms, render_term
+from recall.search.fts_query import is_plain, match_terms, render_term
 
 RESCORE_DEPTH = 100  # FTS5 candidates re-scored per search (a larger ``depth`` raises it)
 K1 = 1.2  # FTS5's bm25 constants (fts5_aux.c), so scores stay on the scale keyword mode had
@@ -43,30 +43,50 @@ _local = threading.local()
 
 
 def project_scores(
-    conn: sqlite3.Connection, query: str, candidates: Iterable[int], project: str
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Iterable[int],
+    project: str,
+    *,
+    complete: bool = False,
 ) -> dict[int, float]:
-    """Index rowid → bm25 with ``project``'s N and n (higher is better), for every candidate."""
+    """Index rowid → bm25 with ``project``'s N and n (higher is better), for every candidate.
+
+    ``complete`` says the candidates are every row of the project that matches the query, which
+    was a plain OR of its terms with no kind or tag filter (FTS5 returned fewer rows than it was
+    asked for): then a term's n is the number of candidates holding it, read from the positions
+    fetched for the term frequencies anyway, and FTS5 is not asked to count it (adr/0036)."""
     rowids = list(candidates)
     terms = match_terms(query)
     if not rowids or not terms:
         return dict.fromkeys(rowids, 0.0)
     scope = f'scope : "p{project.encode("utf-8").hex()}"'
-    rows = project_rows(conn, scope)
-    expressions = [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in terms]
-    counts = _remembered(conn, expressions, lambda missing: _counts(conn, missing))
+    frequencies: dict[Term, dict[int, float]] | None = None
+    counted: dict[Term, int] = {}
+    if complete and is_plain(query):  # every matching row of the project is a candidate
+        frequencies, exact = _frequencies(conn, terms, rowids)
+        for term in exact:
+            counted[term] = sum(1 for weighted in frequencies[term].values() if weighted > 0)
+    rest = [term for term in terms if term not in counted]
+    expressions = [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in rest]
+    rows, *fts5_counts = _remembered(conn, [scope, *expressions], lambda missing: _counts(conn, missing))
+    counted.update(zip(rest, fts5_counts, strict=True))
+    if frequencies is None:  # only the terms found in the project are looked for in the candidates
+        frequencies = _frequencies(conn, [term for term in terms if counted[term]], rowids)[0]
     # Kept from when N was remembered by the connection's id(), which a new one could reuse: no term
     # can match more rows than the project holds, so the count is raised to what the terms show.
-    rows = max([rows, *counts])
+    rows = max([rows, *counted.values()])
     weights: dict[Term, float] = {}
-    for term, matching in zip(terms, counts, strict=True):
+    for term in terms:
+        matching = counted[term]
         if matching:  # a term in more than half the rows keeps FTS5's floor weight, as in fts5_aux.c
             weights[term] = max(math.log((rows - matching + 0.5) / (matching + 0.5)), IDF_FLOOR)
     mean_length = _mean_length(conn)
-    lengths = _lengths(conn, rowids)
+    found = {rowid for term in weights for rowid in frequencies[term]}
+    lengths = _lengths(conn, sorted(found)) if found else {}
     scores = dict.fromkeys(rowids, 0.0)
-    for term, frequencies in _frequencies(conn, list(weights), rowids).items():
-        idf = weights[term]
-        for rowid, freq in frequencies.items():
+    for term, idf in weights.items():
+        for rowid, freq in frequencies[term].items():
             norm = K1 * (1 - B + B * lengths.get(rowid, mean_length) / mean_length)
             scores[rowid] += idf * freq * (K1 + 1) / (freq + norm)
     return scores
@@ -74,7 +94,7 @@ def project_scores(
 
 def project_rows(conn: sqlite3.Connection, scope: str) -> int:
     """Rows of one project in the index; counted again only after the database changed."""
-    return _remembered(conn, [scope], lambda missing: [_count(conn, scope)])[0]
+    return _remembered(conn, [scope], lambda missing: _counts(conn, missing))[0]
 
 
 class _Counts:
@@ -115,10 +135,6 @@ def _remembered(
     return [known[e] for e in expressions]
 
 
-def _count(conn: sqlite3.Connection, expression: str) -> int:
-    return _counts(conn, [expression])[0]
-
-
 def _counts(conn: sqlite3.Connection, expressions: Sequence[str]) -> list[int]:
     """Rows matching each FTS5 expression, in one statement."""
     if not expressions:
@@ -131,13 +147,18 @@ def _counts(conn: sqlite3.Connection, expressions: Sequence[str]) -> list[int]:
 
 def _frequencies(
     conn: sqlite3.Connection, terms: Sequence[Term], rowids: Sequence[int]
-) -> dict[Term, dict[int, float]]:
-    """Per term: candidate rowid → column-weighted occurrences (a phrase's stems at consecutive positions)."""
+) -> tuple[dict[Term, dict[int, float]], set[Term]]:
+    """Per term: candidate rowid → column-weighted occurrences (a phrase's stems at consecutive
+    positions); and the terms these hits are exact for, where every piece is one token of the
+    index's tokenizer and no prefix is involved, so a candidate holds the term exactly when
+    FTS5's ``{content detail tags} : term`` matches it."""
+    tokens = _tokens([piece for pieces, _ in terms for piece in pieces])
     wanted: dict[Term, list[str]] = {}
+    exact_terms: set[Term] = set()
     exact: set[str] = set()
     ranges: set[str] = set()
     for pieces, prefix in terms:
-        stems = [stem(piece) for piece in pieces]
+        stems = [_first(tokens[piece], piece) for piece in pieces]
         if prefix:  # FTS5 matches the last stem as a prefix; a final y may be an i (fts_query)
             last = pieces[-1]
             low = last[:-1] if len(last) > 3 and last.endswith("y") else stems[-1]
@@ -146,6 +167,8 @@ def _frequencies(
             stems[-1] = "*" + low  # found[] keys a prefix range apart from the same exact stem
         else:
             exact.update(stems)
+            if all(len(tokens[piece]) == 1 for piece in pieces):
+                exact_terms.add((pieces, prefix))
         wanted[(pieces, prefix)] = stems
     marks = ", ".join(str(int(r)) for r in rowids)
     found: dict[str, dict[tuple[int, str], set[int]]] = {}
@@ -156,7 +179,7 @@ def _frequencies(
         _collect(
             conn, found, f"term >= ? AND term < ? AND doc IN ({marks})", (low, low + "\U0010ffff"), "*" + low
         )
-    return {term: _occurrences(found, stems) for term, stems in wanted.items()}
+    return {term: _occurrences(found, stems) for term, stems in wanted.items()}, exact_terms
 
 
 def _collect(
@@ -228,17 +251,41 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
-@lru_cache(maxsize=4096)
 def stem(word: str) -> str:
     """``word``'s stem under the index's tokenizer (the word itself if it yields no token)."""
+    return _first(_tokens([word])[word], word)
+
+
+def _first(tokens: tuple[str, ...], word: str) -> str:
+    return tokens[0] if tokens else word
+
+
+_TOKENS: dict[str, tuple[str, ...]] = {}
+_TOKENS_KEPT = 4096
+
+
+def _tokens(words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Each word's tokens under the index's tokenizer, in order; the words not seen before are
+    tokenized together, in one statement (a query's words used to cost a statement each)."""
+    seen = {word: _TOKENS.get(word) for word in words}  # one lookup each: another thread may clear it
+    known = {word: tokens for word, tokens in seen.items() if tokens is not None}
+    missing = [word for word in dict.fromkeys(words) if word not in known]
+    if not missing:
+        return known
     db = getattr(_local, "db", None)
     if db is None:
         db = sqlite3.connect(":memory:")
-        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, tokenize = '{TOKENIZER}')")
+        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, content = '', tokenize = '{TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, instance)")
         _local.db = db
+    fresh: dict[str, list[str]] = {word: [] for word in missing}
     with db:
-        db.execute("DELETE FROM words")
-        db.execute("INSERT INTO words (rowid, word) VALUES (1, ?)", (word,))
-        row = db.execute("SELECT term FROM stems ORDER BY offset LIMIT 1").fetchone()
-    return str(row[0]) if row else word
+        db.execute("INSERT INTO words (words) VALUES ('delete-all')")  # contentless: empties it at once
+        db.executemany("INSERT INTO words (rowid, word) VALUES (?, ?)", enumerate(missing, 1))
+        for doc, term in db.execute("SELECT doc, term FROM stems ORDER BY doc, offset"):
+            fresh[missing[doc - 1]].append(str(term))
+    if len(_TOKENS) > _TOKENS_KEPT:
+        _TOKENS.clear()
+    for word, found in fresh.items():
+        known[word] = _TOKENS[word] = tuple(found)
+    return known
