@@ -57,19 +57,26 @@ def project_scores(
     # Kept from when N was remembered by the connection's id(), which a new one could reuse: no term
     # can match more rows than the project holds, so the count is raised to what the terms show.
     rows = max([rows, *counts])
-    weights: dict[Term, float] = {}
-    for term, matching in zip(terms, counts, strict=True):
-        if matching:  # a term in more than half the rows keeps FTS5's floor weight, as in fts5_aux.c
-            weights[term] = max(math.log((rows - matching + 0.5) / (matching + 0.5)), IDF_FLOOR)
+    weights = {term: idf(rows, matching) for term, matching in zip(terms, counts, strict=True) if matching}
     mean_length = _mean_length(conn)
     lengths = _lengths(conn, rowids)
     scores = dict.fromkeys(rowids, 0.0)
     for term, frequencies in _frequencies(conn, list(weights), rowids).items():
-        idf = weights[term]
         for rowid, freq in frequencies.items():
-            norm = K1 * (1 - B + B * lengths.get(rowid, mean_length) / mean_length)
-            scores[rowid] += idf * freq * (K1 + 1) / (freq + norm)
+            scores[rowid] += term_score(weights[term], freq, lengths.get(rowid, mean_length), mean_length)
     return scores
+
+
+def idf(rows: int, matching: int) -> float:
+    """FTS5's idf (fts5_aux.c): a term in more than half the rows gets the floor weight instead of a
+    negative one. Shared with the PostgreSQL backend (recall.pg.fulltext), so both rank alike."""
+    return max(math.log((rows - matching + 0.5) / (matching + 0.5)), IDF_FLOOR)
+
+
+def term_score(weight: float, freq: float, length: float, mean_length: float) -> float:
+    """One term's bm25 in one row: ``freq`` column-weighted occurrences in a row of ``length`` tokens."""
+    norm = K1 * (1 - B + B * length / mean_length)
+    return weight * freq * (K1 + 1) / (freq + norm)
 
 
 def project_rows(conn: sqlite3.Connection, scope: str) -> int:
