@@ -20,16 +20,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall.search.fts_query import _lex, _Term, match_terms
-from recall.search.project_bm25 import COLUMN_WEIGHTS, idf, term_score
+from recall.search.project_bm25 import COLUMN_WEIGHTS, RESCORE_DEPTH, idf, term_score
 
 MAX_TERMS = 32
 _CODE_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.:/-]+[A-Za-z0-9_]+)+|[A-Za-z0-9]*_[A-Za-z0-9_]*")
 CODE_WEIGHT = 2.0  # a whole code token is rarer, and more telling, than its stemmed parts
+WEIGHTS = "'{0.1, 0.8, 0.5, 1.0}'"  # ts_rank weights of D, C (tags), B (detail), A (content): bm25's
 _LABELS = {"A": "content", "B": "detail", "C": "tags"}  # recall_words' weight label of each column
 SCOPE_TOKENS = 2  # FTS5 counts its scope column's two tokens in every row's length
 SMALL_INDEX_ROWS = 50_000  # below, every match is found and scored, as FTS5 does
 COMMON_ROWS = 10_000  # above SMALL_INDEX_ROWS, a term in more rows only ranks when rarer ones remain
 COUNT_CAP = COMMON_ROWS + 1
+FUZZY_LIMIT = 10_000  # a query of only common words samples about this many postings per word
 CANDIDATE_CAP = 2000  # rows scored at most per query on a large index (bench/serve_load.py)
 STATS_TTL_S = 300.0
 
@@ -91,13 +93,22 @@ def _lexemes(conn: Any, pieces: set[str]) -> dict[str, tuple[str, ...]]:
     return {piece: _LEXEMES.get(piece, ()) for piece in pieces}
 
 
-def find_query(query: str, terms: list[PgTerm], common: set[int]) -> tuple[str, list[str]] | None:
+def _explicit(query: str) -> bool:
+    """Whether the query says AND, OR or NOT between its terms (then it is matched as it says)."""
+    return any(isinstance(item, str) for item in _lex(query))
+
+
+def find_query(
+    query: str, terms: list[PgTerm], counts: list[int], common: set[int]
+) -> tuple[str, list[str]] | None:
     """The tsquery that picks the rows to score: the query's own AND, OR and NOT when it says them,
-    else its terms ORed as ``build_match`` does, less the ``common`` ones (only on a large index)."""
-    items = _lex(query)
-    if any(isinstance(item, str) for item in items):
-        return _with_operators(items)
-    chosen = [term for n, term in enumerate(terms) if n not in common] or terms
+    else its terms ORed as ``build_match`` does, less the ``common`` ones (only on a large index;
+    when every term is common, the rarest of them finds)."""
+    if _explicit(query):
+        return _with_operators(_lex(query))
+    chosen = [term for n, term in enumerate(terms) if n not in common]
+    if not chosen and terms:
+        chosen = [terms[min(range(len(terms)), key=counts.__getitem__)]]
     if not chosen:
         return None
     return " || ".join(term.sql for term in chosen), [term.param for term in chosen]
@@ -242,11 +253,21 @@ def candidates(
     counts, total = term_counts(conn, terms, scope_query(None, project)) if terms else ([], 1)
     large = _index_rows(conn) > SMALL_INDEX_ROWS
     common = {n for n, count in enumerate(counts) if count > COMMON_ROWS} if large else set()
-    find = find_query(query, terms, common) if terms else None
+    find = find_query(query, terms, counts, common) if terms else None
     weights = [idf(total, count) if count else 0.0 for count in counts]
     mean = _mean_length(conn)
     scores: dict[int, float] = {}
-    for rowid, size, found, phrases, code in _matches(conn, find, terms, tokens, kind, project, only, large):
+    # Only very common words: any rows holding them rank alike, so the GIN scan samples them
+    # (gin_fuzzy_search_limit) instead of reading every posting of the word and the project.
+    sampled = bool(terms) and not tokens and len(common) == len(terms) and not _explicit(query)
+    if sampled:
+        conn.raw.execute(f"SET gin_fuzzy_search_limit = {FUZZY_LIMIT}".encode())
+    try:
+        matches = _matches(conn, find, terms, tokens, (kind, project, only), (large, weights, depth))
+    finally:
+        if sampled:
+            conn.raw.execute(b"RESET gin_fuzzy_search_limit")
+    for rowid, size, found, phrases, code in matches:
         frequencies = {k: float(v) for k, _, v in (item.rpartition("=") for item in found if item)}
         flags = iter(phrases)
         score = CODE_WEIGHT * float(code)
@@ -267,22 +288,58 @@ _FREQUENCY = (
 )
 
 
-def _matches(
-    conn: Any,
+def _matches(conn: Any, find: tuple[str, list[str]] | None, terms: list[PgTerm], tokens: list[str],
+             where: tuple[str | None, str | None, set[int] | None], plan: tuple[bool, list[float], int]) -> list[Any]:  # fmt: skip
+    """The matching rows with what bm25 needs of each: its length (its last token position), its
+    query lexemes with their column-weighted counts, whether it holds each phrase, and the code
+    tokens' rank. ``where`` is (kind, project, only); ``plan`` is (large, term weights, depth): on a
+    large index the first ``CANDIDATE_CAP`` matches are ranked by ``ts_rank`` weighted by each term's
+    idf, and only the best ``max(depth, RESCORE_DEPTH)`` are read for bm25, as SQLite re-scores
+    FTS5's best 100 (unnesting every candidate's vector cost 0.1 ms a row, 300 ms at 1M rows)."""
+    large, weights, depth = plan
+    token_query = " | ".join(f"'{token}'" for token in tokens)
+    found, params = _found(find, tokens, token_query, *where)
+    if not found:
+        return []
+    exact = sorted({lexeme for t in terms for lexeme in (t.lexemes[:-1] if t.prefix else t.lexemes)})
+    prefixes = sorted({_like_prefix(t.lexemes[-1]) for t in terms if t.prefix})
+    phrases = [term for term in terms if len(term.lexemes) > 1]
+    code = f"{CODE_WEIGHT} * ts_rank(c.tokens, %s::tsquery)" if tokens else "0"
+    rows = "c"
+    if large:
+        prerank = [
+            f"{weight:.6f} * ts_rank({WEIGHTS}, c.words, {term.sql})"
+            for term, weight in zip(terms, weights, strict=True)
+        ]
+        rows = (f"(SELECT c.* FROM c ORDER BY {' + '.join([*prerank, code])} DESC, c.rowid LIMIT %s) AS c")  # fmt: skip
+    sql = (
+        "WITH c AS MATERIALIZED (SELECT s.rowid, s.words, s.tokens FROM search_index s "
+        f"WHERE {found}{' LIMIT %s' if large else ''}) "
+        "SELECT c.rowid, (SELECT coalesce(max(p), 0) FROM unnest(c.words) AS u, unnest(u.positions) AS p), "
+        f"ARRAY(SELECT u.lexeme || '=' || {_FREQUENCY} FROM unnest(c.words) AS u "
+        "WHERE u.lexeme = ANY(%s::text[]) OR u.lexeme LIKE ANY(%s::text[])), "
+        f"ARRAY[{', '.join(f'c.words @@ {term.sql}' for term in phrases)}]::boolean[], {code} FROM {rows}"
+    )
+    # in the order the placeholders stand: the find, its cap, the select list, then the pre-rank
+    params.extend([*([CANDIDATE_CAP] if large else []), exact, prefixes, *(t.param for t in phrases)])
+    params.extend([token_query] if tokens else [])
+    if large:
+        params.extend([*(term.param for term in terms), *([token_query] if tokens else [])])
+        params.append(max(depth, RESCORE_DEPTH))
+    return list(conn.raw.execute(sql.encode(), params).fetchall())
+
+
+def _found(
     find: tuple[str, list[str]] | None,
-    terms: list[PgTerm],
     tokens: list[str],
+    token_query: str,
     kind: str | None,
     project: str | None,
     only: set[int] | None,
-    large: bool,
-) -> list[Any]:
-    """The matching rows with what bm25 needs of each: its length (its last token position), its
-    query lexemes with their column-weighted counts, whether it holds each phrase, and the code
-    tokens' rank. The tsqueries are written into the statement (not joined from a CTE) so the
-    planner sees them and picks the GIN index; kind and project are lexemes of ``words``
-    (recall_scope), so one GIN scan intersects them with the words."""
-    token_query = " | ".join(f"'{token}'" for token in tokens)
+) -> tuple[str, list[Any]]:
+    """The WHERE clause that finds the rows to score. The tsqueries are written into the statement
+    (not joined from a CTE) so the planner sees them and picks the GIN index; kind and project are
+    lexemes of ``words`` (recall_scope), so one GIN scan intersects them with the words."""
     scope = scope_query(kind, project)
     found: list[str] = []
     params: list[Any] = []
@@ -300,26 +357,12 @@ def _matches(
         )
         params.extend([token_query, *([scope] if scope else [])])
     if not found:
-        return []
+        return "", []
     where = [f"({' OR '.join(found)})"]
     if only is not None:
         where.append("s.rowid = ANY(%s)")
         params.append(sorted(only))
-    exact = sorted({lexeme for t in terms for lexeme in (t.lexemes[:-1] if t.prefix else t.lexemes)})
-    prefixes = sorted({_like_prefix(t.lexemes[-1]) for t in terms if t.prefix})
-    phrases = [term for term in terms if len(term.lexemes) > 1]
-    sql = (
-        "WITH c AS MATERIALIZED (SELECT s.rowid, s.words, s.tokens FROM search_index s "
-        f"WHERE {' AND '.join(where)}{' LIMIT %s' if large else ''}) "
-        "SELECT c.rowid, (SELECT coalesce(max(p), 0) FROM unnest(c.words) AS u, unnest(u.positions) AS p), "
-        f"ARRAY(SELECT u.lexeme || '=' || {_FREQUENCY} FROM unnest(c.words) AS u "
-        "WHERE u.lexeme = ANY(%s::text[]) OR u.lexeme LIKE ANY(%s::text[])), "
-        f"ARRAY[{', '.join(f'c.words @@ {term.sql}' for term in phrases)}]::boolean[], "
-        f"{'ts_rank(c.tokens, %s::tsquery)' if tokens else '0'} FROM c"
-    )
-    params.extend([*([CANDIDATE_CAP] if large else []), exact, prefixes, *(t.param for t in phrases)])
-    params.extend([token_query] if tokens else [])
-    return list(conn.raw.execute(sql.encode(), params).fetchall())
+    return " AND ".join(where), params
 
 
 def _like_prefix(stem: str) -> str:
