@@ -166,6 +166,13 @@ def test_very_common_words_only_rank_when_the_query_has_rarer_ones(
     found = fulltext.candidates(store.pg, "deploy zeppelin", kind=None, project="p", depth=50)
     assert list(found) == [rare.id * 8 + 2]
     assert len(fulltext.candidates(store.pg, "deploy", kind=None, project="p", depth=500)) == 121
+    # common words only were sampled (gin_fuzzy_search_limit), and the setting did not outlive the search
+    assert store.pg.raw.execute("SHOW gin_fuzzy_search_limit").fetchone()[0] == "0"
+    # phrases, prefixes and code tokens go through the pre-rank of a large index too
+    found = fulltext.candidates(
+        store.pg, 'zeppelin "note number" deploy* x_y', kind=None, project="p", depth=5
+    )
+    assert next(iter(found)) == rare.id * 8 + 2
     hits = memory.search("deploy zeppelin", mode="keyword", project="p").hits
     assert hits[0].ref == str(rare.ref)
     memory.close()

@@ -7,6 +7,12 @@ English parser would split. User text never reaches a tsquery parser as syntax: 
 ones ``fts_query.match_terms`` picks for SQLite (letters and digits only), each turned into a
 query by ``phraseto_tsquery``/``to_tsquery`` on a quoted lexeme, and code tokens are matched by
 lexemes built here from a closed alphabet. So any query gives hits or none, never an error.
+
+Rows rank as SQLite ranks them (adr/0040): FTS5's bm25 (``project_bm25.idf`` and ``term_score``)
+over the same terms, with the searched project's row count and document frequencies, each row's
+column-weighted term counts and its length read from its ``words`` vector. Up to 50,000 rows this
+is exact; above, the statistics are the whole index's and only the best of the first matches are
+scored (``CANDIDATE_CAP``, ``RESCORE_DEPTH``).
 """
 
 from __future__ import annotations
