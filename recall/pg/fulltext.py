@@ -18,6 +18,7 @@ scored (``CANDIDATE_CAP``, ``RESCORE_DEPTH``).
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import threading
 import time
@@ -37,6 +38,7 @@ SCOPE_TOKENS = 2  # FTS5 counts its scope column's two tokens in every row's len
 SMALL_INDEX_ROWS = 50_000  # below, every match is found and scored, as FTS5 does
 COMMON_ROWS = 10_000  # above SMALL_INDEX_ROWS, a term in more rows only ranks when rarer ones remain
 COUNT_CAP = COMMON_ROWS + 1
+RARE_COUNT_CAP = 500  # a word ANALYZE does not list as common is counted up to this many rows
 FUZZY_LIMIT = 10_000  # a query of only common words samples about this many postings per word
 CANDIDATE_CAP = 2000  # rows scored at most per query on a large index (bench/serve_load.py)
 STATS_TTL_S = 300.0
@@ -177,12 +179,18 @@ def term_counts(conn: Any, terms: list[PgTerm], scope: str) -> tuple[list[int], 
     }
     unlisted = [n for n in range(len(terms)) if n not in listed]
     if unlisted:
+        # ANALYZE lists every lexeme in more than about ``ceiling`` rows, so an unlisted one is rarer:
+        # counted up to ``RARE_COUNT_CAP`` rows (each counted row is a heap visit), and beyond that
+        # taken halfway (geometrically) to the ceiling. Without a list, counted up to ``COUNT_CAP``.
+        ceiling = min(shares.values(), default=0.0) * total
+        cap = RARE_COUNT_CAP if ceiling > RARE_COUNT_CAP else COUNT_CAP
         capped = ", ".join(
-            f"(SELECT count(*) FROM (SELECT 1 FROM search_index WHERE words @@ {terms[n].sql} LIMIT {COUNT_CAP}) x)"
+            f"(SELECT count(*) FROM (SELECT 1 FROM search_index WHERE words @@ {terms[n].sql} LIMIT {cap}) x)"
             for n in unlisted
         )
         row = conn.raw.execute(f"SELECT {capped}".encode(), [terms[n].param for n in unlisted]).fetchone()
-        listed.update(zip(unlisted, (int(n) for n in row), strict=True))
+        estimate = int(math.sqrt(cap * ceiling)) if cap == RARE_COUNT_CAP else cap
+        listed.update(zip(unlisted, (int(n) if n < cap else estimate for n in row), strict=True))
     return [listed[n] for n in range(len(terms))], total
 
 
@@ -266,13 +274,7 @@ def candidates(
     # Only very common words: any rows holding them rank alike, so the GIN scan samples them
     # (gin_fuzzy_search_limit) instead of reading every posting of the word and the project.
     sampled = bool(terms) and not tokens and len(common) == len(terms) and not _explicit(query)
-    if sampled:
-        conn.raw.execute(f"SET gin_fuzzy_search_limit = {FUZZY_LIMIT}".encode())
-    try:
-        matches = _matches(conn, find, terms, tokens, (kind, project, only), (large, weights, depth))
-    finally:
-        if sampled:
-            conn.raw.execute(b"RESET gin_fuzzy_search_limit")
+    matches = _matches(conn, find, terms, tokens, (kind, project, only), (large, weights, depth, sampled))
     for rowid, size, found, phrases, code in matches:
         frequencies = {k: float(v) for k, _, v in (item.rpartition("=") for item in found if item)}
         flags = iter(phrases)
@@ -295,14 +297,15 @@ _FREQUENCY = (
 
 
 def _matches(conn: Any, find: tuple[str, list[str]] | None, terms: list[PgTerm], tokens: list[str],
-             where: tuple[str | None, str | None, set[int] | None], plan: tuple[bool, list[float], int]) -> list[Any]:  # fmt: skip
+             where: tuple[str | None, str | None, set[int] | None], plan: tuple[bool, list[float], int, bool]) -> list[Any]:  # fmt: skip
     """The matching rows with what bm25 needs of each: its length (its last token position), its
     query lexemes with their column-weighted counts, whether it holds each phrase, and the code
-    tokens' rank. ``where`` is (kind, project, only); ``plan`` is (large, term weights, depth): on a
+    tokens' rank. ``where`` is (kind, project, only); ``plan`` is (large, term weights, depth,
+    sampled): on a
     large index the first ``CANDIDATE_CAP`` matches are ranked by ``ts_rank`` weighted by each term's
     idf, and only the best ``max(depth, RESCORE_DEPTH)`` are read for bm25, as SQLite re-scores
     FTS5's best 100 (unnesting every candidate's vector cost 0.1 ms a row, 300 ms at 1M rows)."""
-    large, weights, depth = plan
+    large, weights, depth, sampled = plan
     token_query = " | ".join(f"'{token}'" for token in tokens)
     found, params = _found(find, tokens, token_query, *where)
     if not found:
@@ -332,7 +335,23 @@ def _matches(conn: Any, find: tuple[str, list[str]] | None, terms: list[PgTerm],
     if large:
         params.extend([*(term.param for term in terms), *([token_query] if tokens else [])])
         params.append(max(depth, RESCORE_DEPTH))
-    return list(conn.raw.execute(sql.encode(), params).fetchall())
+    return _run(conn.raw, sql.encode(), params, sampled)
+
+
+def _run(raw: Any, sql: bytes, params: list[Any], sampled: bool) -> list[Any]:
+    """The statement's rows; ``sampled``, between setting and resetting ``gin_fuzzy_search_limit``,
+    the three sent at once (a pipeline: one round trip instead of three)."""
+    if not sampled:
+        return list(raw.execute(sql, params).fetchall())
+    try:
+        with raw.pipeline():
+            raw.execute(f"SET gin_fuzzy_search_limit = {FUZZY_LIMIT}".encode())
+            cursor = raw.execute(sql, params)
+            raw.execute(b"RESET gin_fuzzy_search_limit")
+        return list(cursor.fetchall())
+    except Exception:
+        raw.execute(b"RESET gin_fuzzy_search_limit")  # a failed statement skipped the reset
+        raise
 
 
 def _found(
