@@ -168,6 +168,9 @@ def test_very_common_words_only_rank_when_the_query_has_rarer_ones(
     assert len(fulltext.candidates(store.pg, "deploy", kind=None, project="p", depth=500)) == 121
     # common words only were sampled (gin_fuzzy_search_limit), and the setting did not outlive the search
     assert store.pg.raw.execute("SHOW gin_fuzzy_search_limit").fetchone()[0] == "0"
+    with pytest.raises(Exception, match="division by zero"):
+        fulltext._run(store.pg.raw, b"SELECT 1 / 0", [], True)
+    assert store.pg.raw.execute("SHOW gin_fuzzy_search_limit").fetchone()[0] == "0"  # not even a failed one
     # phrases, prefixes and code tokens go through the pre-rank of a large index too
     found = fulltext.candidates(
         store.pg, 'zeppelin "note number" deploy* x_y', kind=None, project="p", depth=5
