@@ -166,6 +166,16 @@ def test_very_common_words_only_rank_when_the_query_has_rarer_ones(
     found = fulltext.candidates(store.pg, "deploy zeppelin", kind=None, project="p", depth=50)
     assert list(found) == [rare.id * 8 + 2]
     assert len(fulltext.candidates(store.pg, "deploy", kind=None, project="p", depth=500)) == 121
+    # common words only were sampled (gin_fuzzy_search_limit), and the setting did not outlive the search
+    assert store.pg.raw.execute("SHOW gin_fuzzy_search_limit").fetchone()[0] == "0"
+    with pytest.raises(Exception, match="division by zero"):
+        fulltext._run(store.pg.raw, b"SELECT 1 / 0", [], True)
+    assert store.pg.raw.execute("SHOW gin_fuzzy_search_limit").fetchone()[0] == "0"  # not even a failed one
+    # phrases, prefixes and code tokens go through the pre-rank of a large index too
+    found = fulltext.candidates(
+        store.pg, 'zeppelin "note number" deploy* x_y', kind=None, project="p", depth=5
+    )
+    assert next(iter(found)) == rare.id * 8 + 2
     hits = memory.search("deploy zeppelin", mode="keyword", project="p").hits
     assert hits[0].ref == str(rare.ref)
     memory.close()
@@ -214,3 +224,71 @@ def test_the_turns_after_a_message_are_found_alike_on_both(memory: Memory, backe
         index_rowid(5, ids[0]): [index_rowid(5, ids[1]), index_rowid(5, ids[3])],  # the tool call is skipped
         index_rowid(5, ids[3]): [index_rowid(5, ids[4])],
     }
+
+
+# A fixed corpus whose words stem alike under FTS5's Porter and PostgreSQL's English Snowball and hold no
+# word either drops as a stop word, so the two backends see the same tokens (adr/0040).
+PARITY_CORPUS = {
+    "p": [
+        ("decision", "deploy the billing service on friday after the database migration"),
+        ("decision", "deploy billing again because the first deploy failed on the database"),
+        ("learning", "the cache server restarts when the billing queue grows past ten thousand jobs"),
+        ("learning", "migration scripts run before the deploy and lock the billing tables"),
+        ("learning", "friday deploys need a second reviewer"),
+        ("breadcrumb", "next: rewrite the cache eviction so billing stops timing out"),
+        (
+            "learning",
+            "the queue worker crashed twice while the database was under heavy load from billing reports",
+        ),
+        ("decision", "keep the reviewer rota in the wiki"),
+    ],
+    "other": [
+        ("learning", "cache cache cache everywhere in the other project"),
+        ("learning", "reviewer reviewer reviewer in the other project"),
+    ],
+}
+PARITY_QUERIES = (
+    "deploy billing",
+    "database migration friday",
+    "cache billing queue",
+    "reviewer",
+    "deploy* database",
+    '"billing service" friday',
+    "cache AND billing",
+    "worker crashed under load",
+)
+
+
+def _parity_memory(db: str | Path) -> Memory:
+    memory = Memory(db, embedder=FakeEmbedder())
+    for project, rows in PARITY_CORPUS.items():
+        for kind, text in rows:
+            memory.add(kind, text, project=project, force=True)
+    return memory
+
+
+def test_both_backends_rank_a_fixed_corpus_alike(tmp_path: Path, pg_url: str) -> None:
+    """Keyword relevance on PostgreSQL is SQLite's bm25 (project counts, FTS5's idf, length
+    normalisation): same order, and scores within a few percent. They differ only by a row's
+    length: PostgreSQL keeps no position for a stop word, so one that ends a row ("timing out")
+    goes uncounted."""
+    from recall.pg import fulltext
+
+    fulltext._STATS.clear()
+    lite, pg = _parity_memory(tmp_path / "lite.db"), _parity_memory(pg_url)
+    try:
+        for query in PARITY_QUERIES:
+            ours = lite.search(query, mode="keyword", project="p", limit=10).hits
+            theirs = pg.search(query, mode="keyword", project="p", limit=10).hits
+            assert ours, query
+            assert [h.ref for h in ours] == [h.ref for h in theirs], query
+            scores = [h.keyword_score for h in theirs]
+            assert [h.keyword_score for h in ours] == pytest.approx(scores, rel=0.05), query
+            hybrid = [
+                lite.search(query, mode="hybrid", project="p", limit=10).hits,
+                pg.search(query, mode="hybrid", project="p", limit=10).hits,
+            ]
+            assert [h.ref for h in hybrid[0]] == [h.ref for h in hybrid[1]], query
+    finally:
+        lite.close()
+        pg.close()

@@ -76,20 +76,27 @@ def project_scores(
     # Kept from when N was remembered by the connection's id(), which a new one could reuse: no term
     # can match more rows than the project holds, so the count is raised to what the terms show.
     rows = max([rows, *counted.values()])
-    weights: dict[Term, float] = {}
-    for term in terms:
-        matching = counted[term]
-        if matching:  # a term in more than half the rows keeps FTS5's floor weight, as in fts5_aux.c
-            weights[term] = max(math.log((rows - matching + 0.5) / (matching + 0.5)), IDF_FLOOR)
+    weights = {term: idf(rows, counted[term]) for term in terms if counted[term]}
     mean_length = _mean_length(conn)
     found = {rowid for term in weights for rowid in frequencies[term]}
     lengths = _lengths(conn, sorted(found)) if found else {}
     scores = dict.fromkeys(rowids, 0.0)
-    for term, idf in weights.items():
+    for term, weight in weights.items():
         for rowid, freq in frequencies[term].items():
-            norm = K1 * (1 - B + B * lengths.get(rowid, mean_length) / mean_length)
-            scores[rowid] += idf * freq * (K1 + 1) / (freq + norm)
+            scores[rowid] += term_score(weight, freq, lengths.get(rowid, mean_length), mean_length)
     return scores
+
+
+def idf(rows: int, matching: int) -> float:
+    """FTS5's idf (fts5_aux.c): a term in more than half the rows gets the floor weight instead of a
+    negative one. Shared with the PostgreSQL backend (recall.pg.fulltext), so both rank alike."""
+    return max(math.log((rows - matching + 0.5) / (matching + 0.5)), IDF_FLOOR)
+
+
+def term_score(weight: float, freq: float, length: float, mean_length: float) -> float:
+    """One term's bm25 in one row: ``freq`` column-weighted occurrences in a row of ``length`` tokens."""
+    norm = K1 * (1 - B + B * length / mean_length)
+    return weight * freq * (K1 + 1) / (freq + norm)
 
 
 def project_rows(conn: sqlite3.Connection, scope: str) -> int:
