@@ -78,6 +78,20 @@ def best_threshold(values: list[float], truth: list[bool]) -> dict:
     return {"precise": strict, "best_f1": max(rows, key=lambda row: row["f1"])}
 
 
+def _two_signals(values: list[float], cosine: list[float], truth: list[bool]) -> dict:
+    grid = []
+    for k in np.arange(0.0, 0.8, 0.05):
+        for c in np.arange(0.6, 0.96, 0.01):
+            p, r, f = prf([v >= k and co >= c for v, co in zip(values, cosine, strict=True)], truth)
+            grid.append({"keyword": round(float(k), 2), "cosine": round(float(c), 2),
+                         "precision": p, "recall": r, "f1": f})  # fmt: skip
+    top = max(row["precision"] for row in grid)
+    return {
+        "precise": max((row for row in grid if row["precision"] == top), key=lambda row: row["recall"]),
+        "best_f1": max(grid, key=lambda row: row["f1"]),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true")
@@ -95,17 +109,7 @@ def main() -> int:
         report[name] = best_threshold(values, truth)
     # Two signals: a keyword signal at least K together with cosine at least C, for a grid of both.
     for name, values in (("overlap+cosine", overlap), ("bm25+cosine", bm25)):
-        grid = []
-        for k in np.arange(0.0, 0.8, 0.05):
-            for c in np.arange(0.6, 0.96, 0.01):
-                p, r, f = prf([v >= k and co >= c for v, co in zip(values, cosine, strict=True)], truth)
-                grid.append({"keyword": round(float(k), 2), "cosine": round(float(c), 2),
-                             "precision": p, "recall": r, "f1": f})  # fmt: skip
-        top = max(row["precision"] for row in grid)
-        report[name] = {
-            "precise": max((row for row in grid if row["precision"] == top), key=lambda row: row["recall"]),
-            "best_f1": max(grid, key=lambda row: row["f1"]),
-        }
+        report[name] = _two_signals(values, cosine, truth)
     rule = [likeness(q["a"], q["b"], c).same_memory for q, c in zip(pairs, cosine, strict=True)]
     without_model = [likeness(q["a"], q["b"], None).same_memory for q in pairs]
     report["without_model"] = dict(zip(("precision", "recall", "f1"), prf(without_model, truth), strict=True))
@@ -154,6 +158,11 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    _print(report)
+    return 0
+
+
+def _print(report: dict) -> None:
     print(f"{report['pairs']} labelled pairs, {report['duplicates']} of them duplicates")
     for name in ("overlap", "bm25", "cosine", "overlap+cosine", "bm25+cosine"):
         for which in ("precise", "best_f1"):
@@ -192,7 +201,6 @@ def main() -> int:
         print(f"  false merge: {a_text!r} ~ {b_text!r}")
     for a_text, b_text in held_row["missed"]:
         print(f"  missed: {a_text!r} ~ {b_text!r}")
-    return 0
 
 
 if __name__ == "__main__":
