@@ -182,10 +182,14 @@ def index_memory(index: Any, rss_before: float) -> dict[str, float]:
     holds: its arrays, and the resident memory the process gained and peaked at while loading it."""
     import resource
 
-    arrays = sum(value.nbytes for value in vars(index).values() if isinstance(value, np.ndarray))
+    from recall.search.vector_rows import VectorRows
+
+    arrays = sum(value.nbytes for value in vars(index).values() if isinstance(value, np.ndarray | VectorRows))
+    mapped = index.vectors.frozen * index.dim  # read from the snapshot's pages, not held (adr/0041)
     return {
         "vectors": len(index),
         "arrays_mib": round(arrays / 2**20, 1),
+        "of_which_mapped_mib": round(mapped / 2**20, 1),
         "rss_before_load_mib": round(rss_before, 1),
         "rss_after_load_mib": round(rss_mib(), 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

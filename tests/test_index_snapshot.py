@@ -120,7 +120,7 @@ def test_rows_added_after_the_snapshot_are_read_and_mixed(db_path: Path, small_t
 
     index, restored = open_index(db_path)
     assert restored
-    assert len(index) == 15
+    assert np.count_nonzero(index.codes >= 0) == 15  # s1's mapped rows moved to the end (adr/0041)
     same_rows(index, full_load(db_path))
 
 
@@ -210,3 +210,30 @@ def test_a_replaced_last_row_is_caught_by_its_vector(db_path: Path, small_thresh
     index, restored = open_index(db_path)
     assert restored
     same_rows(index, full_load(db_path))
+
+
+def test_a_restored_index_maps_its_vectors_and_never_writes_to_them(
+    db_path: Path, small_threshold: int
+) -> None:
+    """adr/0041: the snapshot's vectors are mapped read-only; a mapped row that must be mixed again
+    moves to the end once, and the next snapshot holds live rows only."""
+    fill(db_path, session("s1", 8), session("s2", 6))
+    open_index(db_path)
+    with Store(db_path) as store:
+        index = semantic.vector_index(store, FAKE)
+        assert index.vectors.frozen == 14 and not index.vectors.base.flags.writeable
+
+        fill(db_path, session("s1", 10))  # s1 gains two turns: its 8 mapped rows are mixed again
+        assert semantic.vector_index(store, FAKE) is index
+        assert len(index) == 14 + 2 + 8 and np.count_nonzero(index.codes >= 0) == 16
+        same_rows(index, full_load(db_path))
+        fill(db_path, session("s2", 7))  # s2's rows are still mapped; s1's moved rows stay put
+        semantic.vector_index(store, FAKE)
+        assert len(index) == 24 + 1 + 6
+        same_rows(index, full_load(db_path))
+
+        index.save(snapshot_of(db_path), f"{FAKE.model_id} {FAKE.model_hash}")
+        assert len(index) == 17 and index.vectors.frozen == 17  # started again from the file it wrote
+        with np.load(snapshot_of(db_path)) as data:
+            assert data["ids"].shape == (17,) and data["vectors"].shape == (17, FAKE.dim)
+        same_rows(index, full_load(db_path))

@@ -28,6 +28,7 @@ import numpy as np
 from recall.private_files import open_private
 from recall.rowkinds import KIND_CODES, RecordKind
 from recall.search.neighbours import MIX_WEIGHTS, mix_turns
+from recall.search.vector_rows import VectorRows, map_rows, write_snapshot
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -93,7 +94,7 @@ class VectorIndex:
         self.projects = np.zeros(0, dtype=np.int32)
         self.sessions = np.zeros(0, dtype=np.int64)  # session id of a message row, -1 for records
         self.ordinals = np.zeros(0, dtype=np.int64)
-        self.vectors = np.zeros((0, self.dim), dtype=np.int8)
+        self.vectors = VectorRows(np.zeros((0, self.dim), dtype=np.int8))  # mapped from a snapshot
         self.scales = np.zeros(0, dtype=np.float32)
         # Sign bits, one row per 64-bit word (word-major): XOR + popcount run over contiguous memory.
         self.bits = np.zeros((max(1, -(-self.dim // 64)), 0), dtype=np.uint64)
@@ -138,6 +139,7 @@ class VectorIndex:
                     reloaded = True
                     rows = self._rows_since(conn, 0)
                 self._append(conn, rows)
+                self.vectors.release()
                 self._count, self._last_seq = count, last
                 loaded = int(rows.ids.size)
             self._seen = seen
@@ -156,29 +158,45 @@ class VectorIndex:
                 "count": self._count, "last_seq": self._last_seq, "tail_scale": self._tail[0],
                 "tail_vector": self._tail[1].hex(), "projects": list(self._project_ids),
             }  # fmt: skip
-            arrays = {name: getattr(self, name) for name in _SNAPSHOT_ARRAYS}
+            # Hidden rows (replaced or moved copies) are left out, so they do not pile up in the file.
+            live = None if self.codes.min(initial=0) >= 0 else np.flatnonzero(self.codes >= 0)
+            arrays: dict[str, Any] = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
+            for name in _SNAPSHOT_ARRAYS:
+                value = getattr(self, name)
+                if live is not None and name != "vectors":
+                    value = value[:, live] if name == "bits" else value[live]
+                arrays[name] = value
             partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
             try:
                 with open_private(partial) as handle:  # 0600 while written, not only once renamed
-                    np.savez(handle, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+                    write_snapshot(handle, arrays, live)
                 os.replace(partial, path)
             except OSError:
                 partial.unlink(
                     missing_ok=True
                 )  # a full disk or a read-only folder: load from SQLite next time
+                return
+        # The index starts again from the file just written (the same rows, mapped): a first load
+        # from SQLite does not keep 366 MB of vectors of its own at a million rows (adr/0041).
+        self._load_snapshot(path, identity)
 
     def restore(self, path: Path, identity: str) -> bool:
         """Start from a file ``save`` wrote for this model, mix and layout; False (and empty) otherwise."""
+        return self._load_snapshot(path, identity)
+
+    def _load_snapshot(self, path: Path, identity: str) -> bool:
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
-                arrays = {name: data[name] for name in _SNAPSHOT_ARRAYS}
+                arrays = {name: data[name] for name in _SNAPSHOT_ARRAYS if name != "vectors"}
+                rows = arrays["ids"].shape[0]
+                mapped = map_rows(path, (rows, self.dim))
+                arrays["vectors"] = data["vectors"] if mapped is None else mapped.base
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             return False
         expected = self._snapshot_meta(identity)
         if not isinstance(meta, dict) or any(meta.get(key) != value for key, value in expected.items()):
             return False
-        rows = arrays["ids"].shape[0]
         shapes = {"vectors": (rows, self.dim), "bits": (max(1, -(-self.dim // 64)), rows)}
         dtypes = {"codes": np.int8, "ids": np.int64, "projects": np.int32, "sessions": np.int64,
                   "ordinals": np.int64, "vectors": np.int8, "scales": np.float32, "bits": np.uint64}  # fmt: skip
@@ -189,6 +207,7 @@ class VectorIndex:
             self._reset()
             for name, array in arrays.items():
                 setattr(self, name, array)
+            self.vectors = VectorRows(arrays["vectors"]) if mapped is None else mapped
             self._project_ids = {name: n for n, name in enumerate(meta["projects"])}
             live = np.flatnonzero(self.codes >= 0)
             self._positions.reset(_keys(self.codes[live], self.ids[live]), live.astype(np.int64))
@@ -204,7 +223,13 @@ class VectorIndex:
     def _rows_since(self, conn: sqlite3.Connection, seq: int) -> _Rows:
         """Rows stored after ``seq``, read ``READ_BATCH`` at a time into arrays: a million rows
         fetched as one list held ~750 MB of Python objects at once, and the heap they left behind
-        stayed in the process (issue 16: an MCP server's memory at 1M vectors)."""
+        stayed in the process (issue 16: an MCP server's memory at 1M vectors). The vectors go
+        straight into one array of the counted size: batches joined at the end made a second copy
+        of every vector (366 MB at a million rows) for a moment (adr/0041)."""
+        expected = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE model_key = ? AND seq > ?", (self.model_key, seq)
+        ).fetchone()[0]
+        vectors = np.empty((expected, self.dim), dtype=np.int8)
         cursor = conn.execute(
             "SELECT e.kind_code, e.row_id, e.project, e.scale, e.vector, m.session_id, m.ordinal "
             "FROM embeddings e LEFT JOIN messages m ON e.kind_code = ? AND m.id = e.row_id "
@@ -212,17 +237,29 @@ class VectorIndex:
             (_MESSAGE_CODE, self.model_key, seq),
         )
         parts: list[_Rows] = []
+        read = 0
         while batch := cursor.fetchmany(READ_BATCH):
-            parts.append(self._arrays(batch))
+            part = self._arrays(batch)
+            if read + len(batch) <= expected:  # rows committed after the count (no transaction) join below
+                vectors[read : read + len(batch)] = part.vectors
+                part = part._replace(vectors=vectors[read : read + len(batch)])
+            read += len(batch)
+            parts.append(part)
         if not parts:
             return self._arrays([])
-        if len(parts) == 1:  # its vectors view the fetched bytes, which are read-only
-            return parts[0]._replace(vectors=parts[0].vectors.copy())
+        if len(parts) == 1:
+            return parts[0]._replace(vectors=parts[0].vectors.copy()) if read > expected else parts[0]
 
         def joined(name: str) -> Any:
             return np.concatenate([getattr(part, name) for part in parts])
 
-        return _Rows(joined("codes"), joined("ids"), joined("projects"), joined("scales"), joined("vectors"),
+        if read == expected:  # the usual case: every batch was read into ``vectors`` in place
+            joined_vectors = vectors
+        elif read < expected:  # rows deleted after the count
+            joined_vectors = vectors[:read]
+        else:
+            joined_vectors = joined("vectors")
+        return _Rows(joined("codes"), joined("ids"), joined("projects"), joined("scales"), joined_vectors,
                      joined("sessions"), joined("ordinals"), parts[-1].tail)  # fmt: skip
 
     def _arrays(self, rows: Sequence[sqlite3.Row | tuple]) -> _Rows:
@@ -245,9 +282,10 @@ class VectorIndex:
         codes, ids, sessions = rows.codes, rows.ids, rows.sessions
         keys = _keys(codes, ids)
         replaced = self._positions.find(keys)
-        if start == 0:  # a first load takes the arrays as read, without a second copy of every vector
+        self.vectors.extend(rows.vectors)  # a first load takes them as read, without a second copy
+        if start == 0:
             self.codes, self.ids, self.projects, self.scales = codes, ids, rows.projects, rows.scales
-            self.sessions, self.ordinals, self.vectors = sessions, rows.ordinals, rows.vectors
+            self.sessions, self.ordinals = sessions, rows.ordinals
         else:
             self.codes = np.concatenate([self.codes, codes])
             self.ids = np.concatenate([self.ids, ids])
@@ -255,7 +293,6 @@ class VectorIndex:
             self.scales = np.concatenate([self.scales, rows.scales])
             self.sessions = np.concatenate([self.sessions, sessions])
             self.ordinals = np.concatenate([self.ordinals, rows.ordinals])
-            self.vectors = np.concatenate([self.vectors, rows.vectors])
         stale = replaced[replaced >= 0]
         if stale.size:  # an INSERT OR REPLACE re-embedded a row: hide its old copy
             self.codes[stale] = -1
@@ -264,9 +301,10 @@ class VectorIndex:
         assert rows.tail is not None  # rows were read
         self._tail = rows.tail
         remixed = self._mix_sessions(conn, start, np.unique(sessions[sessions >= 0]))
-        self.bits = np.concatenate([self.bits, _sign_bits(self.vectors[start:]).T], axis=1)
+        added = _sign_bits(self.vectors[start:])
+        self.bits = added if start == 0 else np.concatenate([self.bits, added], axis=1)
         if remixed.size:
-            self.bits[:, remixed] = _sign_bits(self.vectors[remixed]).T
+            self.bits[:, remixed] = _sign_bits(self.vectors[remixed])
 
     def _mix_sessions(
         self, conn: sqlite3.Connection, start: int, sessions: NDArray[np.int64]
@@ -280,6 +318,10 @@ class VectorIndex:
         if sessions.size == 0:
             return np.zeros(0, dtype=np.int64)
         members = np.flatnonzero(np.isin(self.sessions, sessions))
+        frozen = members[members < self.vectors.frozen]
+        if frozen.size:  # mapped rows are read-only: they move to the end, after the new ones
+            self._move_to_end(conn, frozen)
+            members = np.flatnonzero(np.isin(self.sessions, sessions))
         older = members[members < start]
         if older.size:  # put their stored vectors back in place, then mix everything alike
             self.vectors[older], self.scales[older] = self._stored_vectors(conn, older)
@@ -292,6 +334,24 @@ class VectorIndex:
                 mix_turns(stored, member_sessions[chunk], self.mix)
             )
         return older
+
+    def _move_to_end(self, conn: sqlite3.Connection, positions: NDArray[np.int64]) -> None:
+        """Copy these rows, with their stored (unmixed) vectors, after the last row and hide them
+        where they were, as a re-embedded row's old copy is hidden (``_append``). Each mapped row
+        moves at most once: after that it lives in the rows added since the mapping."""
+        vectors, scales = self._stored_vectors(conn, positions)
+        codes, ids = self.codes[positions], self.ids[positions]
+        at = len(self)
+        self.vectors.extend(vectors)
+        self.codes = np.concatenate([self.codes, codes])
+        self.ids = np.concatenate([self.ids, ids])
+        self.projects = np.concatenate([self.projects, self.projects[positions]])
+        self.scales = np.concatenate([self.scales, scales])
+        self.sessions = np.concatenate([self.sessions, self.sessions[positions]])
+        self.ordinals = np.concatenate([self.ordinals, self.ordinals[positions]])
+        self.codes[positions] = -1
+        self.sessions[positions] = -1
+        self._positions.put(_keys(codes, ids), np.arange(at, at + positions.size, dtype=np.int64))
 
     def _stored_vectors(
         self, conn: sqlite3.Connection, positions: NDArray[np.int64]
@@ -334,6 +394,7 @@ class VectorIndex:
             else:
                 pool = allowed if allowed is not None else np.arange(len(self))
             scores = self.exact_scores(query, pool)
+            self.vectors.release()
             take = min(k, pool.size)
             best = np.argpartition(-scores, take - 1)[:take]
             best = best[np.argsort(-scores[best], kind="stable")]
@@ -351,6 +412,7 @@ class VectorIndex:
                 return {}
             positions = np.array([p for _, p in found], dtype=np.int64)
             scores = self.exact_scores(query, positions)
+            self.vectors.release()
             return {pair: float(score) for (pair, _), score in zip(found, scores, strict=True)}
 
     def project_mask(self, project: str) -> NDArray[np.bool_]:
@@ -385,7 +447,7 @@ class VectorIndex:
         self, query: NDArray[np.float32], rows: NDArray[np.int64] | None, size: int
     ) -> NDArray[np.int64]:
         """The ``size`` rows nearest by Hamming distance of sign bits (7 ms per million rows)."""
-        query_bits = _sign_bits(query[None, :])[0]
+        query_bits = _sign_bits(query[None, :])[:, 0]
         distance = np.bitwise_count(self.bits[0] ^ query_bits[0]).astype(np.uint16)
         for word in range(1, self.bits.shape[0]):
             distance += np.bitwise_count(self.bits[word] ^ query_bits[word])
@@ -460,12 +522,16 @@ def _session_chunks(sessions: NDArray[np.int64], size: int = _EXACT_CHUNK) -> li
 
 
 def _sign_bits(matrix: NDArray[np.generic]) -> NDArray[np.uint64]:
-    # By slices: a million rows at once made a 384 MB boolean temporary (issue 16: memory at 1M).
-    packed = np.concatenate(
-        [np.packbits(np.greater(matrix[at : at + _EXACT_CHUNK], 0), axis=1)
-         for at in range(0, max(1, matrix.shape[0]), _EXACT_CHUNK)]
-    )  # fmt: skip
-    pad = (-packed.shape[1]) % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return packed.view(np.uint64)
+    """Sign bits of each row, word-major (one row per 64-bit word, one column per vector row).
+
+    By slices into one preallocated array: a million rows at once made a 384 MB boolean temporary,
+    and joining the slices and transposing made two more copies of the bits (issue 16: memory at 1M)."""
+    rows, words = matrix.shape[0], -(-matrix.shape[1] // 64)
+    out = np.empty((words, rows), dtype=np.uint64)
+    for at in range(0, rows, _EXACT_CHUNK):
+        packed = np.packbits(np.greater(matrix[at : at + _EXACT_CHUNK], 0), axis=1)
+        pad = words * 8 - packed.shape[1]
+        if pad:
+            packed = np.pad(packed, ((0, 0), (0, pad)))
+        out[:, at : at + _EXACT_CHUNK] = packed.view(np.uint64).T
+    return out

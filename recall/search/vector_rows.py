@@ -1,0 +1,170 @@
+"""The vector index's int8 rows, mapped from its snapshot file instead of copied into the process.
+
+Issue 16 asks for an MCP server holding 1,000,000 vectors in at most 600 MiB. The vectors alone are
+366 MiB at 384 dimensions, and a search reads only the rows its sign-bit prefilter keeps (10,000
+of a million). So the snapshot's ``vectors`` member is memory-mapped, read-only (adr/0041), and
+after each search the process lets go of the pages it read (``release``): they stay in the page
+cache, as SQLite's own pages do, and the next search maps them again. Mapped rows are never
+written: a row that must change (its session gained a turn, so it is mixed again) is copied to the
+rows ``added`` after the mapping, and its old place hidden (``VectorIndex._move_to_end``).
+
+The snapshot stays the ``.npz`` file ``numpy.savez`` writes (uncompressed zip members holding
+``.npy`` arrays), so older files load and older recall versions read the new ones. A member is
+mapped only when it is stored uncompressed with the expected header; anything else is read as before.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # zip local file header: signature … name and extra lengths
+_LOCAL_SIGNATURE = b"PK\x03\x04"
+_WRITE_ROWS = 16_384  # rows copied at a time when a snapshot is written
+
+
+class VectorRows:
+    """int8 rows in two parts: ``base`` (read from SQLite, or mapped from the snapshot) and the rows
+    ``added`` since. A row added to a mapped index goes to ``added``, so one new vector does not copy
+    a million mapped ones into memory. Indexing takes positions over both parts, as one array would."""
+
+    def __init__(self, base: NDArray[np.int8], mapping: mmap.mmap | None = None) -> None:
+        self.base = base
+        self.added: NDArray[np.int8] = np.zeros((0, base.shape[1]), dtype=np.int8)
+        self.mapping = mapping  # the read-only file mapping ``base`` views, if it views one
+
+    @property
+    def frozen(self) -> int:
+        """Rows before this position are mapped from the file and must not be written."""
+        return int(self.base.shape[0]) if self.mapping is not None else 0
+
+    def release(self) -> None:
+        """Drop the mapped pages this process has read from its resident memory; the page cache
+        keeps them, so the next read maps them again without reading the disk (Linux, macOS)."""
+        if self.mapping is not None and hasattr(self.mapping, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+            self.mapping.madvise(mmap.MADV_DONTNEED)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self), int(self.base.shape[1]))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.base.nbytes + self.added.nbytes)
+
+    def __len__(self) -> int:
+        return int(self.base.shape[0] + self.added.shape[0])
+
+    def extend(self, rows: NDArray[np.int8]) -> None:
+        """Add rows at the end; the first rows of an empty index are taken as they are, not copied."""
+        if not len(self):
+            self.base, self.mapping = rows, None
+        else:
+            self.added = np.concatenate([self.added, rows])
+
+    def __getitem__(self, where: Any) -> Any:
+        split = int(self.base.shape[0])
+        if not self.added.shape[0]:
+            return self.base[where]
+        if isinstance(where, slice):
+            start, stop, step = where.indices(len(self))
+            if step == 1 and start >= split:
+                return self.added[start - split : stop - split]
+            where = np.arange(start, stop, step)
+        positions = np.asarray(where)
+        if positions.ndim == 0:
+            at = int(positions)
+            return self.base[at] if at < split else self.added[at - split]
+        out = np.empty((positions.size, self.base.shape[1]), dtype=np.int8)
+        low = positions < split
+        out[low] = self.base[positions[low]]
+        out[~low] = self.added[positions[~low] - split]
+        return out
+
+    def __setitem__(self, positions: NDArray[np.int64], values: NDArray[np.int8]) -> None:
+        split = int(self.base.shape[0])
+        low = positions < split
+        if low.any():  # never true for a mapped base (``frozen``): that array is read-only
+            self.base[positions[low]] = values[low]
+        self.added[positions[~low] - split] = values[~low]
+
+
+def write_snapshot(
+    handle: IO[bytes], arrays: Mapping[str, NDArray[Any] | VectorRows], rows: NDArray[np.int64] | None = None
+) -> None:
+    """What ``numpy.savez`` writes, with ``VectorRows`` written a slice at a time (never gathered
+    into one copy in memory), only its ``rows`` when given, and every member stored uncompressed,
+    so ``map_member`` can map it."""
+    with zipfile.ZipFile(handle, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, value in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                if isinstance(value, VectorRows):
+                    count = len(value) if rows is None else int(rows.size)
+                    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.int8)),
+                              "fortran_order": False, "shape": (count, value.shape[1])}  # fmt: skip
+                    np.lib.format.write_array_header_1_0(member, header)
+                    for at in range(0, count, _WRITE_ROWS):
+                        chunk = (
+                            value[at : at + _WRITE_ROWS]
+                            if rows is None
+                            else value[rows[at : at + _WRITE_ROWS]]
+                        )
+                        member.write(np.ascontiguousarray(chunk).data)
+                else:
+                    np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
+
+
+def map_rows(path: Path, shape: Sequence[int]) -> VectorRows | None:
+    """The snapshot's ``vectors`` member, mapped read-only; None when it cannot be mapped."""
+    mapped = map_member(path, "vectors", np.int8, shape)
+    return None if mapped is None else VectorRows(*mapped)
+
+
+def map_member(
+    path: Path, name: str, dtype: type[np.generic], shape: Sequence[int]
+) -> tuple[NDArray[Any], mmap.mmap] | None:
+    """Member ``name`` of the snapshot at ``path`` as a read-only mapping of the file, with the
+    mapping; None when it is not stored as a plain uncompressed array of ``dtype`` and ``shape``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo(f"{name}.npy")
+        if info.compress_type != zipfile.ZIP_STORED:
+            return None
+        with open(path, "rb") as handle:
+            handle.seek(info.header_offset)
+            fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
+            if fields[0] != _LOCAL_SIGNATURE:
+                return None
+            handle.seek(info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1])
+            version = np.lib.format.read_magic(handle)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            found_shape, fortran, found_dtype = read_header(handle)
+            offset = handle.tell()
+            if fortran or found_dtype != np.dtype(dtype) or tuple(found_shape) != tuple(shape):
+                return None
+            count = int(np.prod(shape))
+            if count == 0:
+                return None
+            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, struct.error):
+        return None
+    if hasattr(mapping, "madvise") and hasattr(mmap, "MADV_RANDOM"):
+        mapping.madvise(mmap.MADV_RANDOM)  # a search reads scattered rows: no read-ahead around them
+    try:
+        array = np.frombuffer(mapping, dtype=dtype, count=count, offset=offset).reshape(tuple(shape))
+    except ValueError:  # the file is shorter than its header says
+        return None
+    return array, mapping
