@@ -10,7 +10,9 @@ records), its vectors stored under the real embedding model's key, so the server
 its own. The server is ``python -m recall --db … mcp`` over stdio, spoken to in raw JSON-RPC: after
 ``initialize`` it answers ``--searches`` ``memory_hybrid_search`` calls (the first one loads the
 vector index and the embedding model). Then the server's ``/proc/<pid>/status`` gives its resident
-memory (``VmRSS``, split into anonymous and file-backed pages) and its peak (``VmHWM``).
+memory (``VmRSS``, split into anonymous and file-backed pages) and its peak (``VmHWM``), after the
+first search, after the last, and at rest, a few seconds after the last (adr/0041: the server
+then lets go of the snapshot pages its searches mapped).
 
 Two starts are measured: **first**, with no index snapshot beside the database (the index is read
 from SQLite and the snapshot written), and **restart**, from the snapshot the first start wrote.
@@ -34,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 TARGET_MIB = 600
+RELEASE_AFTER_S = 2.0  # recall.search.vectors.RELEASE_AFTER_S (adr/0041); older versions keep everything
 _QUERIES = [
     "how do we retry a flaky migration",
     "which cache did we pick for sessions",
@@ -133,6 +136,8 @@ def one_start(db: Path, env: dict[str, str], searches: int) -> dict[str, Any]:
             times = [server.search(f"{_QUERIES[n % len(_QUERIES)]} {n}") for n in range(1, searches)]
             out[f"after_{searches}_searches"] = status(server.proc.pid)
             out["search_ms_median"] = round(sorted(times)[len(times) // 2] * 1000, 1)
+        time.sleep(RELEASE_AFTER_S + 1)  # searches stopped: the mapped vector pages are let go
+        out["at_rest"] = status(server.proc.pid)
         return out
     finally:
         server.close()

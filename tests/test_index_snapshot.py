@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 
 import numpy as np
@@ -237,3 +238,26 @@ def test_a_restored_index_maps_its_vectors_and_never_writes_to_them(
         with np.load(snapshot_of(db_path)) as data:
             assert data["ids"].shape == (17,) and data["vectors"].shape == (17, FAKE.dim)
         same_rows(index, full_load(db_path))
+
+
+def test_an_idle_index_lets_go_of_its_mapped_pages(
+    db_path: Path, small_threshold: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """adr/0041: the pages a search mapped are let go once searches stop, not after each one."""
+    from recall.search import vector_rows, vectors
+
+    monkeypatch.setattr(vectors, "RELEASE_AFTER_S", 0.05)
+    released: list[object] = []
+    monkeypatch.setattr(vector_rows.VectorRows, "release", lambda self: released.append(self))
+    fill(db_path, session("s1", 8), session("s2", 6))
+    open_index(db_path)
+    index, restored = open_index(db_path)
+    assert restored
+    query = FAKE.embed_query("cache deploy")
+    for _ in range(3):
+        index.search(query, k=3)
+    assert index.vectors not in released  # a burst keeps them
+    deadline = time.monotonic() + 5
+    while index.vectors not in released and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert released.count(index.vectors) == 1

@@ -98,7 +98,10 @@ def search(
         )
         keyword: dict[int, float] = {}
         if mode == "hybrid":
-            keyword = keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
+            from recall.search.common_terms import keyword_query
+
+            wanted = keyword_query(conn, query, depth)  # without the words in 1 % of rows (adr/0041)
+            keyword = keyword_candidates(conn, wanted, project=project, table=table, depth=depth, only=only)
         cosines, keyword = _without(conn, cosines, keyword, leave_out)
         if mode == "hybrid":
             fused = _hybrid_scores(

@@ -2,11 +2,14 @@
 
 Issue 16 asks for an MCP server holding 1,000,000 vectors in at most 600 MiB. The vectors alone are
 366 MiB at 384 dimensions, and a search reads only the rows its sign-bit prefilter keeps (10,000
-of a million). So the snapshot's ``vectors`` member is memory-mapped, read-only (adr/0041), and
-after each search the process lets go of the pages it read (``release``): they stay in the page
-cache, as SQLite's own pages do, and the next search maps them again. Mapped rows are never
-written: a row that must change (its session gained a turn, so it is mixed again) is copied to the
-rows ``added`` after the mapping, and its old place hidden (``VectorIndex._move_to_end``).
+of a million). So the snapshot's ``vectors`` member is memory-mapped, read-only (adr/0041): its
+pages are the page cache's, shared by every process that maps the same snapshot, and the kernel
+can drop them and read them again; none of them is the process's own memory. Once searches stop
+for a moment the process lets go of the pages it mapped (``release``), so an idle server holds
+none of them; letting go after every search would cost ~36 ms of page faults per search at a
+million rows. Mapped rows are never written: a row that must change (its session gained a turn,
+so it is mixed again) is copied to the rows ``added`` after the mapping, and its old place hidden
+(``VectorIndex._move_to_end``).
 
 The snapshot stays the ``.npz`` file ``numpy.savez`` writes (uncompressed zip members holding
 ``.npy`` arrays), so older files load and older recall versions read the new ones. A member is
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # zip local file header: signature … name and extra lengths
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _WRITE_ROWS = 16_384  # rows copied at a time when a snapshot is written
+_CAN_RELEASE = hasattr(mmap, "MADV_DONTNEED") and hasattr(mmap.mmap, "madvise")
 
 
 class VectorRows:
@@ -50,7 +54,7 @@ class VectorRows:
     def release(self) -> None:
         """Drop the mapped pages this process has read from its resident memory; the page cache
         keeps them, so the next read maps them again without reading the disk (Linux, macOS)."""
-        if self.mapping is not None and hasattr(self.mapping, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        if self.mapping is not None and _CAN_RELEASE:
             self.mapping.madvise(mmap.MADV_DONTNEED)
 
     @property
@@ -73,17 +77,19 @@ class VectorRows:
 
     def __getitem__(self, where: Any) -> Any:
         split = int(self.base.shape[0])
-        if not self.added.shape[0]:
-            return self.base[where]
         if isinstance(where, slice):
             start, stop, step = where.indices(len(self))
             if step == 1 and start >= split:
                 return self.added[start - split : stop - split]
+            if step == 1 and stop <= split:
+                return self.base[start:stop]
             where = np.arange(start, stop, step)
         positions = np.asarray(where)
         if positions.ndim == 0:
             at = int(positions)
             return self.base[at] if at < split else self.added[at - split]
+        if not self.added.shape[0]:
+            return self.base[positions]
         out = np.empty((positions.size, self.base.shape[1]), dtype=np.int8)
         low = positions < split
         out[low] = self.base[positions[low]]
@@ -126,7 +132,9 @@ def write_snapshot(
 def map_rows(path: Path, shape: Sequence[int]) -> VectorRows | None:
     """The snapshot's ``vectors`` member, mapped read-only; None when it cannot be mapped."""
     mapped = map_member(path, "vectors", np.int8, shape)
-    return None if mapped is None else VectorRows(*mapped)
+    if mapped is None:
+        return None
+    return VectorRows(*mapped)
 
 
 def map_member(

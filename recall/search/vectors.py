@@ -59,6 +59,7 @@ class Refreshed(NamedTuple):
 
 
 READ_BATCH = 16_384  # stored vectors fetched at a time when the index loads
+RELEASE_AFTER_S = 2.0  # searches stopped this long: the mapped vector pages are let go (adr/0041)
 
 
 class _Rows(NamedTuple):
@@ -82,6 +83,7 @@ class VectorIndex:
         self.dim = dim
         self.mix = mix  # None: neighbours.MIX_WEIGHTS
         self._lock = threading.Lock()
+        self._idle: threading.Timer | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -103,6 +105,21 @@ class VectorIndex:
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
+
+    def _release_later(self) -> None:
+        """Let go of the mapped vector pages once no search has run for ``RELEASE_AFTER_S``
+        (``VectorRows.release``): a burst of searches keeps them, an idle server holds none."""
+        if not self.vectors.frozen:
+            return
+        if self._idle is not None:
+            self._idle.cancel()
+        self._idle = threading.Timer(RELEASE_AFTER_S, self._release)
+        self._idle.daemon = True
+        self._idle.start()
+
+    def _release(self) -> None:
+        with self._lock:
+            self.vectors.release()
 
     def refresh(self, conn: sqlite3.Connection) -> Refreshed:
         """Load rows added since the last call; reload everything if rows were removed.
@@ -139,7 +156,7 @@ class VectorIndex:
                     reloaded = True
                     rows = self._rows_since(conn, 0)
                 self._append(conn, rows)
-                self.vectors.release()
+                self._release_later()
                 self._count, self._last_seq = count, last
                 loaded = int(rows.ids.size)
             self._seen = seen
@@ -394,7 +411,7 @@ class VectorIndex:
             else:
                 pool = allowed if allowed is not None else np.arange(len(self))
             scores = self.exact_scores(query, pool)
-            self.vectors.release()
+            self._release_later()
             take = min(k, pool.size)
             best = np.argpartition(-scores, take - 1)[:take]
             best = best[np.argsort(-scores[best], kind="stable")]
@@ -412,7 +429,7 @@ class VectorIndex:
                 return {}
             positions = np.array([p for _, p in found], dtype=np.int64)
             scores = self.exact_scores(query, positions)
-            self.vectors.release()
+            self._release_later()
             return {pair: float(score) for (pair, _), score in zip(found, scores, strict=True)}
 
     def project_mask(self, project: str) -> NDArray[np.bool_]:
