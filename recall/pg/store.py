@@ -52,6 +52,10 @@ class PgStore(Store):
         with self._lock:
             self._pg.close()
 
+    def side_reader(self) -> None:
+        """No second connection: the server's own planner runs the searches (adr/0041 is SQLite's)."""
+        return
+
     @contextmanager
     def transaction(self) -> Iterator[Writer]:
         with self._lock:

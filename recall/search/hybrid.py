@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall.errors import InvalidInput
@@ -47,6 +48,8 @@ BIAS_CAP = 1.0
 FOLD_SPARE = 10  # keyword mode asks for this many more, to fill the places folded summaries free
 
 _MESSAGE_CODE = KIND_CODES[RecordKind.MESSAGE]
+# One worker: hybrid searches from several threads take turns on the store's second connection.
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-keyword")
 
 
 def search(
@@ -75,7 +78,7 @@ def search(
     _check(mode, min_score)
     from recall.search import keyword as lexical_search
     from recall.search.filters import tagged_rowids
-    from recall.search.keyword import keyword_candidates, materialise, rank
+    from recall.search.keyword import materialise, rank
 
     only: set[int] | None = None
     if tags:
@@ -92,16 +95,18 @@ def search(
     if embedder is None:
         raise InvalidInput(f"{mode} search needs an embedding model; use keyword mode without one")
     depth = max(CANDIDATE_DEPTH, limit)
+    side = store.side_reader() if mode == "hybrid" else None
+    leg = (query, project, table, depth, only)
+    lexical = _POOL.submit(_keyword_half, side, leg) if side is not None else None
     with store.reading() as conn:
         cosines, query_vector, index = semantic_candidates(
             store, embedder, query, project=project, table=table, depth=depth, only=only
         )
         keyword: dict[int, float] = {}
-        if mode == "hybrid":
-            from recall.search.common_terms import keyword_query
-
-            wanted = keyword_query(conn, query, depth)  # without the words in 1 % of rows (adr/0041)
-            keyword = keyword_candidates(conn, wanted, project=project, table=table, depth=depth, only=only)
+        if lexical is not None:
+            keyword = lexical.result()
+        elif mode == "hybrid":
+            keyword = _keyword_half(conn, leg)
         cosines, keyword = _without(conn, cosines, keyword, leave_out)
         if mode == "hybrid":
             fused = _hybrid_scores(
@@ -122,6 +127,21 @@ def search(
     # A score of 0 is the weakest candidate on both sides, or a vector pointing away from the query:
     # it is not a match, and listing it would only pad the results.
     return fold_summaries((hit for hit in ranked if hit.score > 0 and hit.score >= min_score), limit)
+
+
+def _keyword_half(
+    conn: sqlite3.Connection,
+    leg: tuple[str, str | None, RecordKind | None, int, set[int] | None],
+) -> dict[int, float]:
+    """Hybrid search's keyword candidates. It runs on the store's second connection in a worker
+    thread while the vector half runs in this one (adr/0041): SQLite and numpy both let go of the
+    GIL while they work, so the two halves overlap instead of adding up."""
+    from recall.search.common_terms import keyword_query
+    from recall.search.keyword import keyword_candidates
+
+    query, project, table, depth, only = leg
+    wanted = keyword_query(conn, query, depth)  # without the words in 1 % of a large index's rows
+    return keyword_candidates(conn, wanted, project=project, table=table, depth=depth, only=only)
 
 
 def _keyword_mode(

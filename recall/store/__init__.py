@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["NewRecord", "RecordChanges", "Store", "Written"]
 
+_SIDE_READER = "side_reader"
+
 
 @dataclass(frozen=True, slots=True)
 class Written:
@@ -60,6 +62,21 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            side = self.cache.pop(_SIDE_READER, None)
+            if side is not None:
+                side.close()
+
+    def side_reader(self) -> sqlite3.Connection | None:
+        """A second connection, for reads another thread does while this store's connection is in
+        use (hybrid search's keyword half beside its vector half, adr/0041); None for a store in
+        memory, which no second connection sees. It reads, never writes."""
+        if str(self.path) == ":memory:":
+            return None
+        with self._lock:
+            side = self.cache.get(_SIDE_READER)
+            if side is None:
+                side = self.cache[_SIDE_READER] = connect(self.path, migrate_schema=False)
+            return side
 
     def __enter__(self) -> Self:
         return self
