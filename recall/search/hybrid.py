@@ -136,12 +136,10 @@ def _keyword_half(
     """Hybrid search's keyword candidates. It runs on the store's second connection in a worker
     thread while the vector half runs in this one (adr/0041): SQLite and numpy both let go of the
     GIL while they work, so the two halves overlap instead of adding up."""
-    from recall.search.common_terms import keyword_query
     from recall.search.keyword import keyword_candidates
 
     query, project, table, depth, only = leg
-    wanted = keyword_query(conn, query, depth)  # without the words in 1 % of a large index's rows
-    return keyword_candidates(conn, wanted, project=project, table=table, depth=depth, only=only)
+    return keyword_candidates(conn, query, project=project, table=table, depth=depth, only=only)
 
 
 def _keyword_mode(
