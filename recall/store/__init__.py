@@ -75,7 +75,11 @@ class Store:
         with self._lock:
             side = self.cache.get(_SIDE_READER)
             if side is None:
-                side = self.cache[_SIDE_READER] = connect(self.path, migrate_schema=False)
+                try:
+                    side = connect(self.path, migrate_schema=False)
+                except StoreUnavailable:  # this connection still reads; the halves run in turn
+                    return None
+                self.cache[_SIDE_READER] = side
             return side
 
     def __enter__(self) -> Self:
