@@ -8,13 +8,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pytest
 
 from recall import hooklog
 from recall.models import RecordKind
-from recall.search import semantic
+from recall.search import semantic, vectors
 from recall.search.embedder import FakeEmbedder
 from recall.store import NewRecord, Store
 
@@ -54,13 +54,13 @@ def test_the_snapshot_is_private_while_it_is_written(
     monkeypatch.setattr(semantic, "SNAPSHOT_MIN_ROWS", 3)
     db_path = tmp_path / "store" / "recall.db"
     seen: list[tuple[str, int]] = []
-    savez = np.savez
+    write = vectors.write_snapshot
 
-    def watching(*args: object, **kwargs: object) -> None:
+    def watching(*args: Any, **kwargs: Any) -> None:
         seen.extend((p.name, stat.S_IMODE(p.stat().st_mode)) for p in db_path.parent.glob("*.part"))
-        savez(*args, **kwargs)
+        write(*args, **kwargs)
 
-    monkeypatch.setattr(np, "savez", watching)
+    monkeypatch.setattr(vectors, "write_snapshot", watching)
     with Store(db_path) as store:
         for n in range(4):
             store.add(NewRecord(kind=RecordKind.LEARNING, content=f"note {n} about caches", project="p"))
@@ -68,7 +68,7 @@ def test_the_snapshot_is_private_while_it_is_written(
         semantic.vector_index(store, FakeEmbedder())
         snapshot = semantic.snapshot_path(store, semantic.model_key(store, FakeEmbedder()))
         assert snapshot is not None and snapshot.exists()
-        assert [mode for _, mode in seen] == [0o600]  # the temporary file, as savez starts writing it
+        assert [mode for _, mode in seen] == [0o600]  # the temporary file, as its writing starts
         assert_private(db_path.parent)  # database, -wal, -shm and the snapshot, while the store is open
 
 
