@@ -18,6 +18,7 @@ import json
 import os
 import sqlite3
 import threading
+import weakref
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -113,13 +114,10 @@ class VectorIndex:
             return
         if self._idle is not None:
             self._idle.cancel()
-        self._idle = threading.Timer(RELEASE_AFTER_S, self._release)
+        # A weak reference: a dropped index (an erase, adr/0014) unmaps its snapshot at once.
+        self._idle = threading.Timer(RELEASE_AFTER_S, _release, (weakref.ref(self),))
         self._idle.daemon = True
         self._idle.start()
-
-    def _release(self) -> None:
-        with self._lock:
-            self.vectors.release()
 
     def refresh(self, conn: sqlite3.Connection) -> Refreshed:
         """Load rows added since the last call; reload everything if rows were removed.
@@ -475,6 +473,13 @@ class VectorIndex:
         below = np.flatnonzero(distance < cutoff)
         nearest = np.concatenate([below, np.flatnonzero(distance == cutoff)[: size - below.size]])
         return nearest if rows is None else rows[nearest]
+
+
+def _release(ref: weakref.ref[VectorIndex]) -> None:
+    index = ref()
+    if index is not None:
+        with index._lock:
+            index.vectors.release()
 
 
 def _key(code: int, row_id: int) -> int:
