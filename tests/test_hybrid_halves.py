@@ -47,4 +47,3 @@ def test_the_second_connection_closes_with_the_store(db_path: Path) -> None:
         assert side is not None and store.side_reader() is side
     with pytest.raises(Exception, match="closed"):
         side.execute("SELECT 1")
-    assert Store(":memory:").side_reader() is None
