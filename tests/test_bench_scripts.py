@@ -185,6 +185,12 @@ def test_mcp_bench(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
     assert out["vectors"] > 0 and out["context_for_agent_p50_ms"] > 0
 
 
+@pytest.mark.slow
+def test_mcp_memory(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    out = run_json("mcp_memory", "--rows", "300", "--searches", "2", monkeypatch=monkeypatch, capfd=capfd)
+    assert out["vectors"] == 300 and out["restart"]["at_rest"]["rss_mib"] > out["restart"]["idle"]["rss_mib"]
+
+
 @pytest.mark.parametrize("phase", ["load", "search", "crash"])
 def test_serve_load(
     phase: str, pg_url: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
