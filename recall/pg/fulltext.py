@@ -273,7 +273,7 @@ def _index_rows(conn: Any) -> int:
 
 
 def _words_of(query: str) -> set[str]:
-    """Every word piece of the query's terms (the words ``words_query`` turns into lexemes)."""
+    """Every word piece of the query's terms (the words ``pg_terms`` looks up as lexemes)."""
     return {piece for item in _lex(query) if isinstance(item, _Term) for piece in item.pieces}
 
 
