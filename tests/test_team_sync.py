@@ -25,6 +25,21 @@ def machine(tmp_path: Path, name: str) -> Memory:
     return Memory(tmp_path / name / "recall.db", embedder=FakeEmbedder(), project="shop")
 
 
+class Shop:
+    """Alice and Bob, each on a machine of their own, each with a token for the shop project."""
+
+    def __init__(self, team: TeamServer, tmp_path: Path) -> None:
+        self.team = team
+        self.alice, self.bob = machine(tmp_path, "a"), machine(tmp_path, "b")
+        self.tokens = {
+            id(self.alice): team.add_token("alice", ("shop",)),
+            id(self.bob): team.add_token("bob", ("shop",)),
+        }
+
+    def sync(self, who: Memory) -> SyncReport:
+        return sync(who, "team", LocalTransport(self.team, self.tokens[id(who)]))
+
+
 def transcript(external_id: str, *texts: str) -> Transcript:
     messages = tuple(
         TranscriptMessage(
@@ -60,15 +75,15 @@ def test_a_decision_recorded_on_one_machine_is_in_the_others_brief(team: TeamSer
 
 
 def test_a_second_sync_sends_and_brings_nothing(team: TeamServer, tmp_path: Path) -> None:
-    alice, bob = machine(tmp_path, "a"), machine(tmp_path, "b")
-    token_a, token_b = team.add_token("alice", ("shop",)), team.add_token("bob", ("shop",))
+    shop = Shop(team, tmp_path)
+    alice, bob = shop.alice, shop.bob
     alice.add("learning", "the staging database resets at midnight", project="shop")
     alice.store.import_transcripts([transcript("s1", "deploy the shop", "run the migrations first")])
-    first = sync(alice, "team", LocalTransport(team, token_a))
+    first = shop.sync(alice)
     assert first.messages_pushed == 2 and first.messages_added == 2 and first.records_pushed == 1
-    sync(bob, "team", LocalTransport(team, token_b))
-    again_a = sync(alice, "team", LocalTransport(team, token_a))
-    again_b = sync(bob, "team", LocalTransport(team, token_b))
+    shop.sync(bob)
+    again_a = shop.sync(alice)
+    again_b = shop.sync(bob)
     for report in (again_a, again_b):
         assert (
             report.messages_pushed,
@@ -98,19 +113,19 @@ def test_a_batch_sent_twice_adds_nothing(team: TeamServer, tmp_path: Path) -> No
 def test_the_same_decision_superseded_on_two_machines_keeps_the_first(
     team: TeamServer, tmp_path: Path
 ) -> None:
-    alice, bob = machine(tmp_path, "a"), machine(tmp_path, "b")
-    token_a, token_b = team.add_token("alice", ("shop",)), team.add_token("bob", ("shop",))
+    shop = Shop(team, tmp_path)
+    alice, bob = shop.alice, shop.bob
     old = alice.add("decision", "Deploy on Fridays", project="shop")
-    sync(alice, "team", LocalTransport(team, token_a))
-    sync(bob, "team", LocalTransport(team, token_b))
+    shop.sync(alice)
+    shop.sync(bob)
     bobs_copy = bob.list("decision", project="shop").records[0]
 
     by_alice = alice.add("decision", "Deploy on Tuesdays", project="shop")
     alice.supersede(old.ref, by=by_alice.ref)
     by_bob = bob.add("decision", "Deploy continuously", project="shop")
     bob.supersede(bobs_copy.ref, by=by_bob.ref)
-    sync(alice, "team", LocalTransport(team, token_a))
-    lost = sync(bob, "team", LocalTransport(team, token_b))
+    shop.sync(alice)
+    lost = shop.sync(bob)
 
     assert lost.conflicts and "first change wins" in lost.conflicts[0]
     with team.store.reading() as conn:
@@ -152,30 +167,30 @@ def count(team: TeamServer, sql: str) -> int:
 def test_a_record_forgotten_on_one_machine_is_erased_on_the_server_and_the_other(
     team: TeamServer, tmp_path: Path
 ) -> None:
-    alice, bob = machine(tmp_path, "a"), machine(tmp_path, "b")
-    token_a, token_b = team.add_token("alice", ("shop",)), team.add_token("bob", ("shop",))
+    shop = Shop(team, tmp_path)
+    alice, bob = shop.alice, shop.bob
     wrong = alice.add("decision", "Store card numbers in the orders table", project="shop")
     kept = alice.add("learning", "the payment sandbox rejects amounts under one euro", project="shop")
-    sync(alice, "team", LocalTransport(team, token_a))
-    assert sync(bob, "team", LocalTransport(team, token_b)).pulled_added == 2
+    shop.sync(alice)
+    assert shop.sync(bob).pulled_added == 2
     assert "card numbers" in bob.session_brief("shop")
 
     alice.forget(wrong.ref)
-    pushed = sync(alice, "team", LocalTransport(team, token_a))
+    pushed = shop.sync(alice)
     assert pushed.forgets_pushed == 1 and pushed.records_pushed == 0
     assert count(team, "SELECT count(*) FROM decisions") == 0
     assert count(team, "SELECT count(*) FROM learnings") == 1
     with team.store.reading() as conn:  # the tombstone names who forgot, and keeps no text
         tombstone = conn.execute("SELECT * FROM team_forgotten WHERE kind_code = 1").fetchone()
     assert tombstone["forgotten_by"] == "alice" and "card" not in repr(tuple(tombstone))
-    pulled = sync(bob, "team", LocalTransport(team, token_b))
+    pulled = shop.sync(bob)
     assert pulled.forgotten_here == 1
     assert bob.list("decision", project="shop").records == ()
     assert [r.data["content"] for r in bob.list("learning", project="shop").records] == [kept.data["content"]]
     assert "card numbers" not in bob.session_brief("shop")
     # nothing left to send or erase, either way
-    for who, token in ((alice, token_a), (bob, token_b)):
-        again = sync(who, "team", LocalTransport(team, token))
+    for who in (alice, bob):
+        again = shop.sync(who)
         assert (again.forgets_pushed, again.records_pushed, again.forgotten_here, again.pulled_added) == (
             0,
             0,
@@ -188,17 +203,17 @@ def test_a_record_forgotten_on_one_machine_is_erased_on_the_server_and_the_other
 def test_a_machine_still_holding_a_forgotten_record_never_brings_it_back(
     team: TeamServer, tmp_path: Path
 ) -> None:
-    alice, bob = machine(tmp_path, "a"), machine(tmp_path, "b")
-    token_a, token_b = team.add_token("alice", ("shop",)), team.add_token("bob", ("shop",))
+    shop = Shop(team, tmp_path)
+    alice, bob = shop.alice, shop.bob
     decided = alice.add("decision", "Ship the beta to every customer", project="shop")
-    sync(alice, "team", LocalTransport(team, token_a))
-    sync(bob, "team", LocalTransport(team, token_b))
+    shop.sync(alice)
+    shop.sync(bob)
     copy = bob.list("decision", project="shop").records[0]
     bob.update(copy.ref, content="Ship the beta to every customer on Monday")  # an edit racing the forget
 
     alice.forget(decided.ref)
-    sync(alice, "team", LocalTransport(team, token_a))
-    answered = sync(bob, "team", LocalTransport(team, token_b))
+    shop.sync(alice)
+    answered = shop.sync(bob)
     assert answered.records_pushed == 0 and answered.forgotten_here == 1  # the forget wins
     assert count(team, "SELECT count(*) FROM decisions") == 0
     assert bob.list("decision", project="shop").records == ()
@@ -246,26 +261,26 @@ def test_a_forgotten_session_leaves_the_server_and_every_machine_holding_it(
     """Two machines that read the same transcript (a synced home folder): one forgets the session."""
     from recall.summary_queue import write_due_summaries
 
-    alice, bob = machine(tmp_path, "a"), machine(tmp_path, "b")
-    token_a, token_b = team.add_token("alice", ("shop",)), team.add_token("bob", ("shop",))
+    shop = Shop(team, tmp_path)
+    alice, bob = shop.alice, shop.bob
     pasted = transcript("s1", "deploy with the key AKIA-not-really", "then restart the workers")
     other = transcript("s2", "rename the cart module", "and update its imports")
     for who in (alice, bob):
         who.store.import_transcripts([pasted, other])
         write_due_summaries(who.store)
-    first = sync(alice, "team", LocalTransport(team, token_a))
+    first = shop.sync(alice)
     assert first.summaries_pushed == 2
     assert count(team, "SELECT count(*) FROM session_summaries WHERE provenance = 'derived'") == 2
 
     with alice.store.reading() as conn:
         session_id = conn.execute("SELECT id FROM sessions WHERE external_id = 's1'").fetchone()[0]
     alice.forget(f"session#{session_id}")
-    assert sync(alice, "team", LocalTransport(team, token_a)).forgets_pushed >= 1
+    assert shop.sync(alice).forgets_pushed >= 1
     assert count(team, "SELECT count(*) FROM sessions WHERE external_id = 's1'") == 0
     assert count(team, "SELECT count(*) FROM messages") == 2  # s2's
     assert count(team, "SELECT count(*) FROM session_summaries") == 1
 
-    late = sync(bob, "team", LocalTransport(team, token_b))  # bob pushes s1 before he hears of the forget
+    late = shop.sync(bob)  # bob pushes s1 before he hears of the forget
     assert late.messages_added == 0 and late.forgotten_here >= 1
     assert count(team, "SELECT count(*) FROM sessions WHERE external_id = 's1'") == 0
     with bob.store.reading() as conn:
@@ -276,21 +291,21 @@ def test_a_forgotten_session_leaves_the_server_and_every_machine_holding_it(
 def test_a_forgotten_message_is_erased_on_the_server_and_not_pushed_again(
     team: TeamServer, tmp_path: Path
 ) -> None:
-    alice, bob = machine(tmp_path, "a"), machine(tmp_path, "b")
-    token_a, token_b = team.add_token("alice", ("shop",)), team.add_token("bob", ("shop",))
+    shop = Shop(team, tmp_path)
+    alice, bob = shop.alice, shop.bob
     shared = transcript(
         "s1", "the build is green", "the customer export sits in the zanzibar bucket", "ship it"
     )
     alice.store.import_transcripts([shared])
-    sync(alice, "team", LocalTransport(team, token_a))
+    shop.sync(alice)
     with alice.store.reading() as conn:
         message_id = conn.execute("SELECT id FROM messages WHERE content LIKE '%zanzibar%'").fetchone()[0]
     alice.forget(f"message#{message_id}")
-    sync(alice, "team", LocalTransport(team, token_a))
+    shop.sync(alice)
     assert count(team, "SELECT count(*) FROM messages") == 2
     assert count(team, "SELECT count(*) FROM messages WHERE content LIKE '%zanzibar%'") == 0
     bob.store.import_transcripts([shared])  # the same transcript, all three turns
-    assert sync(bob, "team", LocalTransport(team, token_b)).messages_added == 0
+    assert shop.sync(bob).messages_added == 0
     assert count(team, "SELECT count(*) FROM messages WHERE content LIKE '%zanzibar%'") == 0
 
 
@@ -332,24 +347,24 @@ def test_session_summaries_are_pushed_and_pushed_again_when_they_change(
 def test_breadcrumbs_are_pulled_and_expire_on_the_other_machine(team: TeamServer, tmp_path: Path) -> None:
     from datetime import UTC, datetime, timedelta
 
-    alice, bob = machine(tmp_path, "a"), machine(tmp_path, "b")
-    token_a, token_b = team.add_token("alice", ("shop",)), team.add_token("bob", ("shop",))
+    shop = Shop(team, tmp_path)
+    alice, bob = shop.alice, shop.bob
     soon = (datetime.now(UTC) + timedelta(days=3)).isoformat()
     live = alice.add("breadcrumb", "finish the refund endpoint tests", project="shop", valid_until=soon)
     ended = alice.add("breadcrumb", "migrate the old coupons table", project="shop", valid_until=soon)
     alice.update(ended.ref, valid_until=(datetime.now(UTC) - timedelta(hours=1)).isoformat())
-    sync(alice, "team", LocalTransport(team, token_a))
+    shop.sync(alice)
     assert count(team, "SELECT count(*) FROM breadcrumbs") == 2
 
-    pulled = sync(bob, "team", LocalTransport(team, token_b))
+    pulled = shop.sync(bob)
     assert pulled.pulled_added == 1  # the one that already ended is not brought
     copies = bob.list("breadcrumb", project="shop").records
     assert [c.data["content"] for c in copies] == [live.data["content"]] and copies[0].data["valid_until"]
     assert "refund endpoint tests" in bob.session_brief("shop")
 
     alice.update(live.ref, valid_until=(datetime.now(UTC) - timedelta(minutes=1)).isoformat())  # done
-    sync(alice, "team", LocalTransport(team, token_a))
-    assert sync(bob, "team", LocalTransport(team, token_b)).pulled_updated == 1
+    shop.sync(alice)
+    assert shop.sync(bob).pulled_updated == 1
     assert "refund endpoint tests" not in bob.session_brief("shop")
 
 

@@ -99,11 +99,6 @@ def term_score(weight: float, freq: float, length: float, mean_length: float) ->
     return weight * freq * (K1 + 1) / (freq + norm)
 
 
-def project_rows(conn: sqlite3.Connection, scope: str) -> int:
-    """Rows of one project in the index; counted again only after the database changed."""
-    return _remembered(conn, [scope], lambda missing: _counts(conn, missing))[0]
-
-
 class _Counts:
     """Counts of FTS5 expressions for one connection in one database state: a project's rows, and
     the rows of the project holding a query term. A session's searches repeat their words, and the

@@ -239,8 +239,8 @@ class TeamServer:
                 if found is not None:
                     return True
             found = conn.execute(
-                "SELECT 1 FROM team_forgotten WHERE origin = ? AND created_at = ?",
-                (origin, str(row.get("created_at"))),
+                "SELECT 1 FROM team_forgotten WHERE origin = ? AND kind_code = ? AND created_at = ?",
+                (origin, KIND_CODES[kind], str(row.get("created_at"))),
             ).fetchone()
             return found is not None
 
