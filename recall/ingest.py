@@ -407,7 +407,7 @@ def store_transcripts(
     changed = unread_sessions(store, ids) if ids and not dry_run else []
     if changed:
         summary.extraction = summary.extraction or ExtractionReport()
-        summary.extraction.merge(extract_sessions(store, changed))
+        summary.extraction.merge(extract_sessions(store, changed, ahead=outcome.extraction_ahead))
     if source is not None and not dry_run:
         # Stamped last: a file is "imported" only once what is derived from it is written too.
         store.stamp_source(source, sessions=len(items), messages=outcome.added)

@@ -4,7 +4,8 @@ An import of many files spends about a third of its time reading and parsing the
 their messages (``clean_row``), work that needs no lock and no write. A worker process does that for
 the next files while the importing process writes, connects and extracts the current one. The
 worker hands back the transcripts and, for the messages the store does not hold as they are, their
-cleaned rows (``recall.store.transcripts.preclean``); the importing process still plans, re-checks
+cleaned rows (``recall.store.transcripts.preclean``), and for a session new to the store what its
+messages touched and what extraction finds in it (``ahead_of_new_session``, adr/0045); the importing process still plans, re-checks
 inside the write transaction and writes, so what is stored is what an in-process read stores.
 
 The worker is started with the ``forkserver`` (else ``spawn``) context, never ``fork``: the importing
@@ -65,8 +66,9 @@ _DATABASE: dict[str, sqlite3.Connection] = {}  # the worker's read-only connecti
 def read_source(host: str, path: Path, options: ReadOptions, database: str) -> ReadSource:
     """In the worker: read one source and clean the rows of what the store does not hold yet."""
     from adapters import get_adapter
+    from recall.extract.stage import analyse
     from recall.ingest import source_signature
-    from recall.store.transcripts import preclean, stored_hashes
+    from recall.store.transcripts import ahead_of_new_session, preclean, stored_hashes
 
     started = time.process_time()
     adapter = get_adapter(host)
@@ -80,7 +82,13 @@ def read_source(host: str, path: Path, options: ReadOptions, database: str) -> R
             stored = stored_hashes(conn, transcript) if conn is not None else {}
         except sqlite3.Error:  # busy or damaged: clean everything, the plan decides
             stored = {}
-        ready.append(preclean(transcript, stored))
+        made = preclean(transcript, stored)
+        if conn is not None and not stored:
+            try:
+                ahead_of_new_session(conn, transcript, made, analyse)
+            except sqlite3.Error:  # busy or damaged: the importing process reads the session itself
+                pass
+        ready.append(made)
     return ReadSource(signature, transcripts, ready, report, time.process_time() - started)
 
 

@@ -12,6 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from recall.pickled import pickled_as_call
+
 
 class Role(StrEnum):
     USER = "user"
@@ -49,6 +51,7 @@ class Cut(NamedTuple):
     limit: int
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A tool call as the host wrote it: the name and the full arguments (an object, list or text).
@@ -62,6 +65,7 @@ class ToolCall:
     arguments: Any = None
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class TranscriptMessage:
     """One message; ``key`` is its natural key, unique within its session and stable across re-reads.

@@ -70,6 +70,9 @@ def test_only_the_writer_issues_insert_or_update() -> None:
         REPO / "recall" / "store" / "writer.py",
         # Stems one word through a private in-memory FTS5 table: it never touches the store's file.
         REPO / "recall" / "search" / "project_bm25.py",
+        # Copies a new session's rows, cleaned by the writer's clean_row, into a private in-memory
+        # database, so the extraction rules read them ahead with the store's own query (adr/0045).
+        REPO / "recall" / "extract" / "ahead.py",
         # Translates the store's own SQL for PostgreSQL (adr/0024): it rewrites statements, issues none.
         REPO / "recall" / "pg" / "compat.py",
         # The PostgreSQL schema, derived from the migrations: DDL and its index backfill, like them.

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from recall.pickled import pickled_as_call
+
 
 class EntityType(StrEnum):
     FILE = "file"  # a path relative to the project root (or ~/..., or absolute outside it)
@@ -28,6 +30,7 @@ class Relation(StrEnum):
     MENTIONS = "mentions"
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Mention:
     """One entity a message or record touched, and how.

@@ -59,6 +59,10 @@ class ProjectPaths:
         home = next((m.group(0) for r in self._roots if (m := _HOME.match(r))), None)
         self._home = home
 
+    def basis(self) -> tuple[str | None, tuple[str, ...], str | None]:
+        """What names files here: two with the same basis name every path alike (adr/0045)."""
+        return self.cwd, tuple(self._roots), self._home
+
     def at(self, folder: str) -> ProjectPaths:
         """The same project seen from another working directory (a tool call's own ``workdir``)."""
         moved = copy(self)

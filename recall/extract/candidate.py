@@ -62,6 +62,16 @@ class Closure:
     closed_at: str
 
 
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What the rules found in one session's new messages, before any is checked against the store."""
+
+    project: str
+    candidates: tuple[Candidate, ...]
+    closures: tuple[tuple[str, str], ...]  # (fingerprint, closed_at) of plan items the session closed
+    last_ordinal: int  # how far the session was read
+
+
 def breadcrumb_expiry(rule: str, ended: datetime | None) -> datetime | None:
     """Breadcrumbs expire a while after the session that left them, not after the import."""
     return None if ended is None else ended + timedelta(days=BREADCRUMB_DAYS[rule])

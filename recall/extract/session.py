@@ -9,6 +9,7 @@ too, because where work was left depends on the plan's last state, not on the ne
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -93,29 +94,33 @@ class SessionView:
 def load_session(store: Store, session_id: int, read_up_to: int) -> SessionView | None:
     """The session with every message after ordinal ``read_up_to`` marked new; None when none is."""
     with store.reading() as conn:
-        session = conn.execute(
-            "SELECT id, project, host, title, agent_id, ended_at, meta FROM sessions WHERE id = ?",
-            (session_id,),
-        ).fetchone()
-        if session is None:
-            return None
-        last = conn.execute(
-            "SELECT max(ordinal) FROM messages WHERE session_id = ?", (session_id,)
-        ).fetchone()[0]
-        if last is None or last <= read_up_to:
-            return None
-        cursor = conn.cursor()
-        cursor.row_factory = None  # plain tuples: a session can hold thousands of messages
-        turns = cursor.execute(
-            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND ordinal > ? ORDER BY ordinal",
-            (session_id, read_up_to - CONTEXT_TURNS),
-        ).fetchall()
-        plan_turns = cursor.execute(
-            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND ("
-            "(kind != 'tool_result' AND json_extract(meta, '$.plan') IS NOT NULL) OR "
-            "(kind = 'tool_result' AND tool_name = 'TaskCreate')) ORDER BY ordinal",
-            (session_id,),
-        ).fetchall()
+        return read_session(conn, session_id, read_up_to)
+
+
+def read_session(conn: sqlite3.Connection, session_id: int, read_up_to: int) -> SessionView | None:
+    """``load_session`` on any connection holding the session: the store, or the read-ahead worker's
+    copy of a new session (recall.extract.ahead)."""
+    session = conn.execute(
+        "SELECT id, project, host, title, agent_id, ended_at, meta FROM sessions WHERE id = ?",
+        (session_id,),
+    ).fetchone()
+    if session is None:
+        return None
+    last = conn.execute("SELECT max(ordinal) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
+    if last is None or last <= read_up_to:
+        return None
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: a session can hold thousands of messages
+    turns = cursor.execute(
+        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND ordinal > ? ORDER BY ordinal",
+        (session_id, read_up_to - CONTEXT_TURNS),
+    ).fetchall()
+    plan_turns = cursor.execute(
+        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND ("
+        "(kind != 'tool_result' AND json_extract(meta, '$.plan') IS NOT NULL) OR "
+        "(kind = 'tool_result' AND tool_name = 'TaskCreate')) ORDER BY ordinal",
+        (session_id,),
+    ).fetchall()
     meta = json.loads(session["meta"] or "{}")
     window = tuple(_turn(row) for row in turns)
     return SessionView(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from recall.extract.candidate import TAIL_RULES, Candidate
+from recall.extract.candidate import TAIL_RULES, Analysis, Candidate
 from recall.extract.decisions import (
     accepted_proposals,
     approved_plans,
@@ -33,6 +33,7 @@ from recall.rowkinds import RecordKind
 from recall.store.extracted import ExtractionBatch, ExtractionOutcome
 
 if TYPE_CHECKING:
+    from recall.extract.ahead import ExtractionAhead
     from recall.store import Store
 
 log = logging.getLogger(__name__)
@@ -74,16 +75,20 @@ class ExtractionReport:
 
 
 def extract_sessions(
-    store: Store, session_ids: Iterable[int], progress: Progress | None = None
+    store: Store,
+    session_ids: Iterable[int],
+    progress: Progress | None = None,
+    ahead: Mapping[int, ExtractionAhead] | None = None,
 ) -> ExtractionReport:
-    """Extract from each session's messages that extraction has not read yet."""
+    """Extract from each session's messages that extraction has not read yet. ``ahead`` holds, by
+    session id, what a read-ahead worker found in sessions this import created (recall.extract.ahead)."""
     report = ExtractionReport()
     ids = list(dict.fromkeys(session_ids))
     for done, session_id in enumerate(ids):
         if progress:
             progress(done, len(ids))
         try:
-            outcome = extract_session(store, session_id)
+            outcome = extract_session(store, session_id, (ahead or {}).get(session_id))
         except Exception as exc:  # a rule's bug must not lose the import that already committed
             log.exception("extraction failed for session %s", session_id)
             report.errors.append(f"session {session_id}: {type(exc).__name__}: {exc}")
@@ -96,22 +101,38 @@ def extract_sessions(
     return report
 
 
-def extract_session(store: Store, session_id: int) -> ExtractionOutcome | None:
+def extract_session(
+    store: Store, session_id: int, ahead: ExtractionAhead | None = None
+) -> ExtractionOutcome | None:
     """None when the session has no message extraction has not read."""
-    view = load_session(store, session_id, read_up_to(store, session_id))
-    if view is None:
-        return None
-    plan, closures = plan_candidates(view)
-    found = [candidate for rule in RULES for candidate in rule(view)]
+    start = read_up_to(store, session_id)
+    found = ahead.placed(store, session_id) if ahead is not None and start < 0 else None
+    if found is None:
+        view = load_session(store, session_id, start)
+        if view is None:
+            return None
+        found = analyse(view)
     batch = ExtractionBatch(
-        session_id=view.id,
-        project=view.project,
-        records=tuple(prepare(store, view.project, plan + _within_budget(view, found))),
-        closures=tuple((fingerprint(RecordKind.BREADCRUMB.value, c.text), c.closed_at) for c in closures),
+        session_id=session_id,
+        project=found.project,
+        records=tuple(prepare(store, found.project, list(found.candidates))),
+        closures=found.closures,
         tail_rules=TAIL_RULES,
-        read_up_to=view.last_ordinal,
+        read_up_to=found.last_ordinal,
     )
     return store.write_extraction(batch)
+
+
+def analyse(view: SessionView) -> Analysis:
+    """What the rules find in a session's new messages, before any is checked against the store."""
+    plan, closures = plan_candidates(view)
+    found = [candidate for rule in RULES for candidate in rule(view)]
+    return Analysis(
+        project=view.project,
+        candidates=tuple(plan + _within_budget(view, found)),
+        closures=tuple((fingerprint(RecordKind.BREADCRUMB.value, c.text), c.closed_at) for c in closures),
+        last_ordinal=view.last_ordinal,
+    )
 
 
 def read_up_to(store: Store, session_id: int) -> int:

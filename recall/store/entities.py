@@ -37,13 +37,36 @@ _SPOKEN = ("human", "agent")  # whose text is read for mentions: not injected co
 _LOCAL_PREFIXES = ("", "src/", "lib/", "app/", "packages/")
 
 
+# A message row as the connect stage reads it: from the store, or cleaned ahead (``CleanRow.values``).
+MessageRow = sqlite3.Row | Mapping[str, Any]
+# What one transaction's rows of a session touched, in row order, and the files its tool calls named
+# (base name → path), as ``read_mentions`` returns them.
+PartMentions = tuple[tuple[tuple[Mention, ...], ...], Mapping[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class MentionsAhead:
+    """What a new session's messages touched, read by the read-ahead worker (adr/0045), with what that
+    reading depended on. The connect stage takes a part's mentions only when its own reading would
+    depend on the same: the session's project and file-naming basis (``ProjectPaths.basis``), the
+    same rows in the same order, and the same answer to every "is this imported name the project's
+    own" the worker asked. Otherwise it reads the rows itself, so what is linked never differs."""
+
+    project: str
+    paths: tuple[str | None, tuple[str, ...], str | None]
+    local: Mapping[str, bool]
+    parts: Mapping[tuple[str, ...], PartMentions]  # the external ids of a part's rows → its mentions
+
+
 @dataclass(frozen=True, slots=True)
 class Written:
-    """A session an import just wrote: its messages in hand by key, and the keys updated in place."""
+    """A session an import just wrote: its messages in hand by key, the keys updated in place, and
+    what its messages touched when the read-ahead worker read that already."""
 
     session_id: int
     messages: Mapping[str, TranscriptMessage]
     updated: tuple[str, ...] = ()
+    ahead: MentionsAhead | None = None
 
 
 def connect_written(conn: sqlite3.Connection, writer: Writer, written: Iterable[Written]) -> int:
@@ -125,15 +148,23 @@ class _Connector:
             return 0
         project = session["project"]
         paths = ProjectPaths(session["cwd"], self._roots(project))
-        reader = _SessionReader(paths, lambda name: self._is_local(project, name), self._stored_call(written))
-        found: list[tuple[sqlite3.Row, list[Mention]]] = []
-        for row in rows:
-            found.append((row, reader.read(row, written.messages.get(row["external_id"]))))
+        made = self._read_ahead(written, project, paths, rows)
+        if made is None:
+            made = read_mentions(
+                rows,
+                written.messages,
+                paths,
+                lambda name: self._is_local(project, name),
+                self._stored_call(written),
+            )
+        mentions, files = made
         links: list[dict[str, Any]] = []
-        for row, mentions in found:  # after the whole read: a file named early may be edited later
+        for row, found in zip(
+            rows, mentions, strict=True
+        ):  # after the read: a file named early may be edited later
             at = row["timestamp"] or session["at"]
-            for mention in mentions:
-                link = self._link(project, mention, at, "message_id", row["id"], reader.files)
+            for mention in found:
+                link = self._link(project, mention, at, "message_id", row["id"], files)
                 if link is not None:
                     links.append({**link, "session_id": written.session_id})
         added = self.writer.link_entities(links)
@@ -157,10 +188,24 @@ class _Connector:
                 rows.append(row)
         return sorted(rows, key=lambda row: row["id"])
 
-    def _stored_call(self, written: Written) -> Callable[[str], sqlite3.Row | None]:
+    def _read_ahead(
+        self, written: Written, project: str, paths: ProjectPaths, rows: Sequence[sqlite3.Row]
+    ) -> PartMentions | None:
+        """The worker's reading of exactly these rows, when it rests on what this reading would."""
+        ahead = written.ahead
+        if ahead is None or written.updated or ahead.project != project or ahead.paths != paths.basis():
+            return None
+        made = ahead.parts.get(tuple(row["external_id"] for row in rows))
+        if made is None or any(
+            self._is_local(project, name) != is_own for name, is_own in ahead.local.items()
+        ):
+            return None
+        return made
+
+    def _stored_call(self, written: Written) -> Callable[[str], Mapping[str, Any] | None]:
         """The stored call a result answers, when the call came in an earlier import."""
 
-        def find(call_id: str) -> sqlite3.Row | None:
+        def find(call_id: str) -> Mapping[str, Any] | None:
             return self.conn.execute(
                 "SELECT tool_name, content FROM messages WHERE session_id = ? AND external_id = ?",
                 (written.session_id, f"call:{call_id}"),
@@ -217,29 +262,13 @@ class _Connector:
 
     def _roots(self, project: str) -> list[str]:
         if project not in self.roots:
-            self.roots[project] = [
-                row[0]
-                for row in self.conn.execute(
-                    "SELECT DISTINCT cwd FROM sessions WHERE project = ? AND cwd IS NOT NULL LIMIT ?",
-                    (project, MAX_ROOTS),
-                )
-            ]
+            self.roots[project] = project_roots(self.conn, project)
         return self.roots[project]
 
     def _is_local(self, project: str, name: str) -> bool:
-        """Whether an imported top-level name is the project's own: a folder or module it has files in."""
         key = (project, name)
         if key not in self.local:
-            if name.lower().replace("-", "_") == project.lower().replace("-", "_"):
-                self.local[key] = True
-            else:
-                ranges = [(f"{p}{name}/", f"{p}{name}0") for p in _LOCAL_PREFIXES]
-                where = " OR ".join("(name >= ? AND name < ?)" for _ in ranges)
-                found = self.conn.execute(
-                    f"SELECT 1 FROM entities WHERE project = ? AND type = 'file' AND ({where} OR name = ?) LIMIT 1",
-                    (project, *(bound for pair in ranges for bound in pair), f"{name}.py"),
-                ).fetchone()
-                self.local[key] = found is not None
+            self.local[key] = is_local_name(self.conn, project, name)
         return self.local[key]
 
     def _resolve_bare(self, project: str, name: str, files: Mapping[str, str]) -> str | None:
@@ -261,6 +290,45 @@ class _Connector:
         return None if found == name and name.lower().endswith(".js") else found
 
 
+def project_roots(conn: sqlite3.Connection, project: str) -> list[str]:
+    """The working directories of a project's sessions, which name its files (``ProjectPaths``)."""
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT cwd FROM sessions WHERE project = ? AND cwd IS NOT NULL LIMIT ?",
+            (project, MAX_ROOTS),
+        )
+    ]
+
+
+def is_local_name(conn: sqlite3.Connection, project: str, name: str) -> bool:
+    """Whether an imported top-level name is the project's own: a folder or module it has files in."""
+    if name.lower().replace("-", "_") == project.lower().replace("-", "_"):
+        return True
+    ranges = [(f"{p}{name}/", f"{p}{name}0") for p in _LOCAL_PREFIXES]
+    where = " OR ".join("(name >= ? AND name < ?)" for _ in ranges)
+    found = conn.execute(
+        f"SELECT 1 FROM entities WHERE project = ? AND type = 'file' AND ({where} OR name = ?) LIMIT 1",
+        (project, *(bound for pair in ranges for bound in pair), f"{name}.py"),
+    ).fetchone()
+    return found is not None
+
+
+def read_mentions(
+    rows: Sequence[MessageRow],
+    messages: Mapping[str, TranscriptMessage],
+    paths: ProjectPaths,
+    is_local: Callable[[str], bool],
+    stored_call: Callable[[str], Mapping[str, Any] | None],
+) -> PartMentions:
+    """What each of a session's rows touched, read in order (a shell call pairs with the result that
+    answers it), and the files its tool calls named. ``messages`` are the same messages in hand by
+    key, when an import has them; ``stored_call`` finds a call stored before these rows."""
+    reader = _SessionReader(paths, is_local, stored_call)
+    found = tuple(tuple(reader.read(row, messages.get(row["external_id"]))) for row in rows)
+    return found, reader.files
+
+
 class _SessionReader:
     """Reads one session's messages in order, pairing each shell call with the result that answers it."""
 
@@ -268,7 +336,7 @@ class _SessionReader:
         self,
         paths: ProjectPaths,
         is_local: Callable[[str], bool],
-        stored_call: Callable[[str], sqlite3.Row | None],
+        stored_call: Callable[[str], Mapping[str, Any] | None],
     ) -> None:
         self.paths = paths
         self.is_local = is_local
@@ -276,7 +344,7 @@ class _SessionReader:
         self.commands: dict[str, list[ShellCommand]] = {}
         self.files: dict[str, str] = {}  # base name → the one path of that name touched by a tool
 
-    def read(self, row: sqlite3.Row, message: TranscriptMessage | None) -> list[Mention]:
+    def read(self, row: MessageRow, message: TranscriptMessage | None) -> list[Mention]:
         """What one stored message touched; ``message`` is the same message in hand, when an import
         has it (its tool calls carry their full arguments)."""
         kind = row["kind"]
@@ -292,7 +360,7 @@ class _SessionReader:
             return text_mentions(row["content"], self.paths)
         return []
 
-    def _call(self, row: sqlite3.Row, calls: Sequence[ToolCall] | None, call_id: str | None) -> list[Mention]:
+    def _call(self, row: MessageRow, calls: Sequence[ToolCall] | None, call_id: str | None) -> list[Mention]:
         if not calls:
             calls = [ToolCall(row["tool_name"] or "", _gist(row["content"], row["tool_name"]))]
         mentions: list[Mention] = []
@@ -321,7 +389,7 @@ class _SessionReader:
         return call_mentions(stored["tool_name"] or "", gist, self.paths, self.is_local)[1]
 
 
-def _call_id(row: sqlite3.Row, message: TranscriptMessage | None) -> str | None:
+def _call_id(row: MessageRow, message: TranscriptMessage | None) -> str | None:
     """The id tying a call to its result: Claude's ``tool_use_id``, Codex's ``call_id``."""
     if message is not None:
         data = message.meta

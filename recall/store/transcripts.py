@@ -19,15 +19,25 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recall.entities.paths import ProjectPaths
 from recall.errors import ConflictingSource
+from recall.extract.ahead import ExtractionAhead, extraction_ahead
 from recall.pathnames import printable
 from recall.project import resolve_project
 from recall.rowkinds import Provenance
-from recall.store.entities import Written, connect_written
+from recall.store.entities import (
+    MentionsAhead,
+    PartMentions,
+    Written,
+    connect_written,
+    is_local_name,
+    project_roots,
+    read_mentions,
+)
 from recall.store.forgotten import forgotten_keys
 from recall.store.writer import Capped, CleanRow, Writer, clean_row, to_db_time
 from recall.transcript import Transcript, TranscriptMessage
@@ -35,10 +45,9 @@ from recall.transcript import Transcript, TranscriptMessage
 if TYPE_CHECKING:
     import sqlite3
 
+    from recall.extract.candidate import Analysis
+    from recall.extract.session import SessionView
     from recall.store import Store
-
-# message key → (content hash, its cleaned row), made ahead of the plan (``preclean``)
-Ready = Mapping[str, tuple[str, CleanRow]]
 
 ROWS_PER_TRANSACTION = 200  # a lock held 30 ms at the median, 130 ms at p95 on the shared bench machine
 _UPDATED_COLUMNS = ("content", "content_hash", "origin", "kind", "tool_name", "timestamp", "meta")
@@ -63,6 +72,8 @@ class BatchOutcome:
     redactions: Counter[str] = field(default_factory=Counter)
     forgotten: Counter[str] = field(default_factory=Counter)  # skipped: a user forgot them (adr/0014)
     links: int = 0  # entity links added (recall.store.entities)
+    # what the read-ahead worker's extraction found, by id of a session this batch created whole
+    extraction_ahead: dict[int, ExtractionAhead] = field(default_factory=dict)
 
     @property
     def added(self) -> int:
@@ -101,6 +112,19 @@ class SourceStamp:
 
 
 @dataclass(slots=True)
+class Ready:
+    """What a read-ahead worker made of one transcript ahead of the plan (recall.read_ahead): the
+    cleaned rows of the messages the store did not hold as they were (``preclean``), by message key
+    with their content hash, and for a session new to the store what its messages touched and what
+    extraction finds in it (``ahead_of_new_session``). The plan and the write transaction still
+    decide what is used."""
+
+    rows: dict[str, tuple[str, CleanRow]] = field(default_factory=dict)
+    mentions: MentionsAhead | None = None
+    extraction: ExtractionAhead | None = None
+
+
+@dataclass(slots=True)
 class _Plan:
     """One transcript's writes, found from a read before any lock: new or changed messages."""
 
@@ -108,7 +132,7 @@ class _Plan:
     outcome: TranscriptOutcome
     writes: list[tuple[str, TranscriptMessage]]  # (content hash, message), in transcript order
     changed: int = 0  # how many of the writes were stored with other content when planned
-    ready: Ready = field(default_factory=dict)  # rows cleaned ahead (``preclean``), by message key
+    ready: Ready = field(default_factory=Ready)  # made ahead by a read-ahead worker
 
 
 @dataclass(slots=True)
@@ -144,7 +168,7 @@ def import_transcripts(
     outcome = BatchOutcome()
     plans: list[_Plan] = []
     for index, t in enumerate(items):
-        plan = _plan(store, t, project, outcome.forgotten, ready[index] if ready is not None else {})
+        plan = _plan(store, t, project, outcome.forgotten, ready[index] if ready is not None else Ready())
         if plan is not None:
             plans.append(plan)
     outcome.sessions = [plan.outcome for plan in plans]
@@ -172,7 +196,17 @@ def import_transcripts(
     if dry_run:
         for plan in plans:
             plan.outcome.added, plan.outcome.updated = len(plan.writes) - plan.changed, plan.changed
+        return outcome
+    for plan in plans:
+        made, session = plan.ready.extraction, plan.outcome
+        if made is not None and session.session_id is not None and _created_whole(session, len(made.keys)):
+            outcome.extraction_ahead[session.session_id] = made
     return outcome
+
+
+def _created_whole(session: TranscriptOutcome, messages: int) -> bool:
+    """Whether this batch created the session and wrote all its ``messages`` (none was there before)."""
+    return session.new_session and session.added == messages and not session.updated
 
 
 def _refuse_other_hosts(store: Store, items: list[Transcript]) -> None:
@@ -192,13 +226,13 @@ def _refuse_other_hosts(store: Store, items: list[Transcript]) -> None:
 
 def _cleaned(ready: Ready, digest: str, message: TranscriptMessage) -> CleanRow:
     """The row cleaned ahead for this message and content, or cleaned now."""
-    found = ready.get(message.key)
+    found = ready.rows.get(message.key)
     if found is not None and found[0] == digest:
         return found[1]
     return clean_row("messages", _message_values(message, digest))
 
 
-def preclean(transcript: Transcript, stored: Mapping[str, str]) -> dict[str, tuple[str, CleanRow]]:
+def preclean(transcript: Transcript, stored: Mapping[str, str]) -> Ready:
     """Clean, ahead of any plan, the rows of the messages ``stored`` (key → content hash, as
     ``stored_hashes`` reads them) does not hold as they are: what the plan will most likely write.
 
@@ -217,6 +251,74 @@ def preclean(transcript: Transcript, stored: Mapping[str, str]) -> dict[str, tup
         if row.values["content"] == message.text:
             row = CleanRow(row.table, {**row.values, "content": message.text}, row.redactions)
         rows[message.key] = (digest, row)
+    return Ready(rows)
+
+
+def ahead_of_new_session(
+    conn: sqlite3.Connection, transcript: Transcript, ready: Ready, analyse: Callable[[SessionView], Analysis]
+) -> None:
+    """In the read-ahead worker, for a session new to the store: what its messages touched, read as
+    the connect stage will read them, and what the extraction rules (``analyse``) find in it; left
+    None when the store holds the session or the user forgot some of it (the importing process then
+    does both itself)."""
+    if _session_row(conn, transcript) is not None:
+        return
+    forgotten = forgotten_keys(conn, transcript)
+    if forgotten.session or forgotten.messages:
+        return
+    rows = _new_session_rows(transcript, ready)
+    if rows is None:
+        return
+    project = resolve_project(transcript.cwd)
+    session = clean_row("sessions", {"project": project, **_session_values(transcript)}).values
+    ready.mentions = _mentions_ahead(conn, transcript, [row.values for row in rows], project, session["cwd"])
+    ready.extraction = extraction_ahead(session, rows, analyse)
+
+
+def _mentions_ahead(
+    conn: sqlite3.Connection,
+    transcript: Transcript,
+    rows: list[Mapping[str, Any]],
+    project: str,
+    cwd: str | None,
+) -> MentionsAhead:
+    """The connect stage's reading of a new session, one part per transaction (``connect_written``).
+
+    The parts are the plan's: a new session writes its messages (first of each key) in chunks of
+    ``ROWS_PER_TRANSACTION``, and each transaction reads its own chunk with a fresh reader, finding a
+    call stored by an earlier chunk, or by its own, in the store.
+    """
+    paths = ProjectPaths(cwd, project_roots(conn, project))
+    local: dict[str, bool] = {}
+
+    def is_local(name: str) -> bool:
+        if name not in local:
+            local[name] = is_local_name(conn, project, name)
+        return local[name]
+
+    calls: dict[str, Mapping[str, Any]] = {}
+    messages = {m.key: m for m in transcript.messages}  # the last of a key, as ``_written`` hands them
+    parts: dict[tuple[str, ...], PartMentions] = {}
+    for start in range(0, len(rows), ROWS_PER_TRANSACTION):
+        chunk = rows[start : start + ROWS_PER_TRANSACTION]
+        calls.update((row["external_id"], row) for row in chunk if row["external_id"].startswith("call:"))
+        keys = tuple(row["external_id"] for row in chunk)
+        parts[keys] = read_mentions(chunk, messages, paths, is_local, lambda call: calls.get(f"call:{call}"))
+    return MentionsAhead(project, paths.basis(), local, parts)
+
+
+def _new_session_rows(transcript: Transcript, ready: Ready) -> list[CleanRow] | None:
+    """The rows a new session's plan writes, in order (the first message of each key)."""
+    rows: list[CleanRow] = []
+    seen: set[str] = set()
+    for message in transcript.messages:
+        if message.key in seen:
+            continue
+        seen.add(message.key)
+        made = ready.rows.get(message.key)
+        if made is None:
+            return None
+        rows.append(made[1])
     return rows
 
 
@@ -252,7 +354,7 @@ def _plan(
         if message.key in seen:
             continue
         seen.add(message.key)
-        made = ready.get(message.key)
+        made = ready.rows.get(message.key)
         digest = made[0] if made is not None else message_hash(message)
         before = stored.get(printable(message.key))
         if before is None and skip.skips_message(message.key):
@@ -351,13 +453,15 @@ def _stored(conn: sqlite3.Connection, session_id: int, keys: list[str]) -> dict[
 
 def _written(batch: list[_Part]) -> list[Written]:
     """The sessions this transaction wrote to, with their messages in hand (tool calls carry their
-    full arguments there): the connect stage reads what each session gained past its last mark."""
+    full arguments there) and what the read-ahead worker found they touched: the connect stage reads
+    what each session gained past its last mark."""
     plans = {id(part.plan): part.plan for part in batch if part.writes or part.first}
     return [
         Written(
             plan.outcome.session_id,
             {m.key: m for m in plan.transcript.messages},
             tuple(plan.outcome.updated_keys),
+            plan.ready.mentions,
         )
         for plan in plans.values()
         if plan.outcome.session_id is not None

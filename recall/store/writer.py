@@ -26,6 +26,7 @@ from recall.db import FTS5_SECURE_DELETE, sqlite_version
 from recall.dbtime import to_db_time, utc_now
 from recall.entities.mention import lookup_key
 from recall.pathnames import printable
+from recall.pickled import pickled_as_call
 from recall.rowkinds import JSON_COLUMNS, Provenance
 from recall.scrub import scrub, scrub_value
 from recall.store.caps import scrub_then_cap
@@ -66,6 +67,7 @@ class Capped:
 NAME_COLUMNS = frozenset({"external_id", "parent_external_id", "agent_id", "source_path"})
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class CleanRow:
     """A row that ``clean_row`` has scrubbed and serialised, ready for ``Writer.insert_clean``.
