@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from recall.search.embedder import Embedder
     from recall.store import Store
     from recall.store.transcripts import BatchOutcome, Ready, SourceStamp
+    from recall.summary import DraftAhead
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ class ImportSummary:
     searched: list[str] = field(default_factory=list)  # where transcripts were looked for, when none were
     extraction: ExtractionReport | None = None
     read_ahead: dict[str, Any] = field(default_factory=dict)  # files a worker read, its CPU seconds
+    # Working state, not reported: summaries the worker drafted, for ``write_due_summaries``.
+    summaries_ahead: dict[int, DraftAhead] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -192,7 +195,7 @@ def run_import(
     if progress:
         progress(len(sources), len(sources), "")
     if not dry_run:
-        summary.summaries = write_due_summaries(store)
+        summary.summaries = write_due_summaries(store, summary.summaries_ahead)
         summary.links += connect_pending(store)
     if (
         embedder is not None
@@ -266,7 +269,7 @@ def _import_file(
         summary.files_failed += 1
         summary.errors.append(f"{path}: {exc.strerror or exc}")
         return
-    key = source_key(path)
+    key = read.key if read is not None else source_key(path)
     if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
         summary.files_unchanged += 1
         return
@@ -408,6 +411,7 @@ def store_transcripts(
     if changed:
         summary.extraction = summary.extraction or ExtractionReport()
         summary.extraction.merge(extract_sessions(store, changed, ahead=outcome.extraction_ahead))
+    summary.summaries_ahead.update(outcome.summary_ahead)
     if source is not None and not dry_run:
         # Stamped last: a file is "imported" only once what is derived from it is written too.
         store.stamp_source(source, sessions=len(items), messages=outcome.added)

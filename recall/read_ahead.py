@@ -48,10 +48,11 @@ AHEAD_BYTES = 32 * 1024 * 1024
 
 @dataclass(slots=True)
 class ReadSource:
-    """One source as the worker read it: its signature taken before reading, what it held, and the
-    rows cleaned ahead for each transcript (same order)."""
+    """One source as the worker read it: its signature taken before reading, its key in
+    ``source_files``, what it held, and what was made ahead for each transcript (same order)."""
 
     signature: tuple[int, int]
+    key: str
     transcripts: list[Transcript]
     ready: list[Ready]
     report: ParseReport
@@ -67,7 +68,7 @@ def read_source(host: str, path: Path, options: ReadOptions, database: str) -> R
     """In the worker: read one source and clean the rows of what the store does not hold yet."""
     from adapters import get_adapter
     from recall.extract.stage import analyse
-    from recall.ingest import source_signature
+    from recall.ingest import source_key, source_signature
     from recall.store.transcripts import ahead_of_new_session, preclean, stored_hashes
 
     started = time.process_time()
@@ -89,7 +90,7 @@ def read_source(host: str, path: Path, options: ReadOptions, database: str) -> R
             except sqlite3.Error:  # busy or damaged: the importing process reads the session itself
                 pass
         ready.append(made)
-    return ReadSource(signature, transcripts, ready, report, time.process_time() - started)
+    return ReadSource(signature, source_key(path), transcripts, ready, report, time.process_time() - started)
 
 
 def _read_only(database: str) -> sqlite3.Connection | None:

@@ -8,7 +8,7 @@ messages did not already lose. The store writes it with provenance ``derived``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,10 +52,20 @@ class SummaryDraft:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class DraftAhead:
+    """A summary drafted by the read-ahead worker from a new session's stored title and rows, and the
+    summary queue's generation once the import wrote the session (recall.summary_queue)."""
+
+    title: str | None
+    draft: SummaryDraft
+    generation: int | None = None
+
+
 TITLE_CHARS = 80
 
 
-def build_summary(title: str | None, messages: Sequence[dict[str, Any]]) -> SummaryDraft:
+def build_summary(title: str | None, messages: Sequence[Mapping[str, Any]]) -> SummaryDraft:
     """``messages`` are stored rows (role, origin, kind, tool_name, content), in order.
 
     Without a title (the host gave none, the caller named none) the first request is the title.

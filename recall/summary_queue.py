@@ -8,11 +8,12 @@ between leaves the session queued, the next import writes its summary (adr/0016)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from recall.store import Store
-    from recall.summary import SummaryDraft
+    from recall.summary import DraftAhead, SummaryDraft
 
 
 def summaries_due(store: Store) -> int:
@@ -24,19 +25,25 @@ def summaries_due(store: Store) -> int:
 SUMMARIES_PER_TRANSACTION = 20  # an import queues one per session: 400 sessions took 400 transactions
 
 
-def write_due_summaries(store: Store) -> int:
+def write_due_summaries(store: Store, ahead: Mapping[int, DraftAhead] | None = None) -> int:
     """Write the summary of every queued session; returns how many were written.
 
     This is also what finishes the summaries of an import or dump that was killed before it wrote
     them. Summaries are built before the write lock is taken and written ``SUMMARIES_PER_TRANSACTION``
     to a transaction: a transaction costs a commit, which an import of many small sessions paid once
-    per session (adr/0035). Twenty summaries hold the lock for a few milliseconds.
+    per session (adr/0035). Twenty summaries hold the lock for a few milliseconds. ``ahead`` holds
+    summaries the read-ahead worker drafted for sessions an import created, with the queue
+    generation the import left: one still queued at that generation and under the same title has
+    not changed since, and its draft is the one a read of the store would make (adr/0045).
     """
     with store.reading() as conn:
         due = [row[0] for row in conn.execute("SELECT session_id FROM summaries_due ORDER BY session_id")]
     written = 0
     for start in range(0, len(due), SUMMARIES_PER_TRANSACTION):
-        drafts = [_draft(store, session_id) for session_id in due[start : start + SUMMARIES_PER_TRANSACTION]]
+        drafts = [
+            _draft(store, session_id, made=(ahead or {}).get(session_id))
+            for session_id in due[start : start + SUMMARIES_PER_TRANSACTION]
+        ]
         with store.transaction() as writer:
             for session_id, generation, draft in filter(None, drafts):
                 if draft is None:
@@ -48,10 +55,10 @@ def write_due_summaries(store: Store) -> int:
 
 
 def _draft(
-    store: Store, session_id: int, title: str | None = None
+    store: Store, session_id: int, title: str | None = None, made: DraftAhead | None = None
 ) -> tuple[int, int | None, SummaryDraft | None] | None:
     """(session, its queue generation, its summary: None when it has no messages); None when the
-    session is gone."""
+    session is gone. ``made`` is a draft made ahead at a generation (see ``write_due_summaries``)."""
     from recall.summary import build_summary
 
     with store.reading() as conn:
@@ -62,6 +69,12 @@ def _draft(
         ).fetchone()
     if row is None:
         return None
+    if (
+        made is not None
+        and title is None
+        and (made.generation, made.title) == (row["generation"], row["title"])
+    ):
+        return session_id, row["generation"], made.draft
     messages = store.session_messages(session_id)
     draft = build_summary(title or row["title"], messages) if messages else None
     return session_id, row["generation"], draft

@@ -25,6 +25,8 @@ from recall.read_ahead import read_source
 from recall.store import Store
 from recall.store.entities import MentionsAhead
 from recall.store.transcripts import Ready
+from recall.summary import DraftAhead, SummaryDraft
+from recall.summary_queue import _draft, write_due_summaries
 from tests.test_read_ahead import dump, imported
 
 # 388 messages (two transactions), 259 entity links, a decision and four learnings
@@ -44,7 +46,9 @@ def stored(db: Path, change: Change | None = None) -> dict[str, list[tuple[objec
         change(read.ready[0])
     store = Store(db)
     try:
-        store_transcripts(store, read.transcripts, ImportSummary(), ready=read.ready)
+        summary = ImportSummary()
+        store_transcripts(store, read.transcripts, summary, ready=read.ready)
+        write_due_summaries(store, summary.summaries_ahead)
     finally:
         store.close()
     return dump(db)
@@ -55,6 +59,7 @@ def in_process(db: Path) -> dict[str, list[tuple[object, ...]]]:
     try:
         [transcript] = read_source("claude", SESSION, ReadOptions(), str(db)).transcripts
         store_transcripts(store, [transcript], ImportSummary())
+        write_due_summaries(store)
     finally:
         store.close()
     return dump(db)
@@ -82,6 +87,17 @@ def extraction(change: Callable[[ExtractionAhead], ExtractionAhead]) -> Change:
     return alter
 
 
+def summary(title: str | None) -> Change:
+    """A summary drafted under ``title`` that says something no read of the store would."""
+
+    def alter(ready: Ready) -> None:
+        assert ready.summary is not None
+        draft = dataclasses.replace(ready.summary.draft, content="drafted ahead")
+        ready.summary = DraftAhead(ready.summary.title if title is None else title, draft)
+
+    return alter
+
+
 def other_answer(ahead: MentionsAhead) -> MentionsAhead:
     """The worker took ``numpy`` for one of the project's own modules; the store says it is not."""
     return dataclasses.replace(ahead, local={**ahead.local, "numpy": True})
@@ -97,6 +113,7 @@ CHANGES: dict[str, Change] = {
         lambda ahead: dataclasses.replace(ahead, parts={keys[1:]: made for keys, made in ahead.parts.items()})
     ),
     "other messages": extraction(lambda ahead: dataclasses.replace(ahead, keys=ahead.keys[1:])),
+    "another title for the summary": summary("another title"),
     "another project for extraction": extraction(
         lambda ahead: dataclasses.replace(
             ahead, analysis=dataclasses.replace(ahead.analysis, project="elsewhere")
@@ -131,6 +148,25 @@ def test_an_unaltered_empty_reading_would_be_taken(tmp_path: Path) -> None:
     assert rows["entity_links"] == []
     rows = stored(tmp_path / "other.db", extraction(lambda ahead: ahead))
     assert rows["decisions"] == rows["learnings"] == []
+    rows = stored(tmp_path / "third.db", summary(None))
+    assert [row for row in rows["session_summaries"] if "drafted ahead" in row]
+
+
+def test_a_summary_drafted_before_the_session_was_queued_again_is_set_aside(tmp_path: Path) -> None:
+    in_process(tmp_path / "recall.db")
+    store = Store(tmp_path / "recall.db")
+    try:
+        with store.transaction() as writer:
+            session_id = store.connection.execute("SELECT id FROM sessions").fetchone()[0]
+            writer.queue_summary(session_id)
+            generation = writer.summary_generation(session_id)
+        title = store.connection.execute("SELECT title FROM sessions").fetchone()[0]
+        fake = SummaryDraft("t", "drafted ahead")
+        assert generation is not None
+        assert _draft(store, session_id, made=DraftAhead(title, fake, generation))[2] is fake
+        assert _draft(store, session_id, made=DraftAhead(title, fake, generation - 1))[2] != fake
+    finally:
+        store.close()
 
 
 @pytest.fixture

@@ -177,7 +177,8 @@ def test_an_import_killed_between_transactions_is_finished_by_the_next(
 def test_summaries_lost_to_a_kill_are_written_by_the_next_import(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("recall.ingest.write_due_summaries", lambda store: 0)  # killed before summaries
+    # killed before summaries
+    monkeypatch.setattr("recall.ingest.write_due_summaries", lambda store, ahead=None: 0)
     run_import(store, [get_adapter("claude")], paths=[SPOTTER], embed_budget_seconds=0)
     monkeypatch.undo()
     top = store.connection.execute(

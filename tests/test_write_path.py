@@ -121,3 +121,17 @@ def test_transcript_with_provenance_in_meta_is_still_verbatim(store: Store) -> N
     message = TranscriptMessage("k", Role.USER, "hi", meta={"provenance": "user_authored"})
     store.import_transcripts([Transcript("codex", "t-1", (message,), meta={"provenance": "derived"})])
     assert store.connection.execute("SELECT provenance FROM messages").fetchone()[0] == "verbatim"
+
+
+def test_an_entity_named_again_is_the_same_redacted_row(store: Store, db_path: Path) -> None:
+    """Entity names are cleaned once per writer: a name met again, in this transaction or a later
+    one, is the same row, redacted."""
+    name = f"deploy --key {SECRET}"
+    ids = []
+    for _ in range(2):
+        with store.transaction() as writer:
+            ids += [writer.entity("p", "command", name), writer.entity("p", "command", name)]
+    assert len(set(ids)) == 1
+    with store.reading() as conn:
+        [(stored,)] = conn.execute("SELECT name FROM entities").fetchall()
+    assert SECRET not in stored and SECRET not in _raw_text(db_path)

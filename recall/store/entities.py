@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 MAX_ROOTS = 200  # working directories of a project consulted to name its files
 _SPOKEN = ("human", "agent")  # whose text is read for mentions: not injected context or tool output
 _LOCAL_PREFIXES = ("", "src/", "lib/", "app/", "packages/")
+_READ = "id, external_id, origin, kind, tool_name, content, timestamp, meta"  # what mentions are read from
+_LIGHT = "id, external_id, timestamp"  # what links need beside a reading made ahead
 
 
 # A message row as the connect stage reads it: from the store, or cleaned ahead (``CleanRow.values``).
@@ -141,15 +143,20 @@ class _Connector:
         mark = conn.execute(
             "SELECT message_id FROM entity_scans WHERE session_id = ?", (written.session_id,)
         ).fetchone()
-        rows = self._messages(written, mark[0] if mark else 0)
+        since = mark[0] if mark else 0
+        # Ids and times are all a reading made ahead needs; the text is fetched only to read here.
+        light = written.ahead is not None and not written.updated
+        rows = self._messages(written, since, _LIGHT if light else _READ)
         if not rows:
             if mark is None:  # nothing to read (its messages were forgotten): connected all the same
                 self.writer.mark_connected(written.session_id, 0)
             return 0
         project = session["project"]
         paths = ProjectPaths(session["cwd"], self._roots(project))
-        made = self._read_ahead(written, project, paths, rows)
+        made = self._read_ahead(written, project, paths, rows) if light else None
         if made is None:
+            if light:
+                rows = self._messages(written, since, _READ)
             made = read_mentions(
                 rows,
                 written.messages,
@@ -159,9 +166,8 @@ class _Connector:
             )
         mentions, files = made
         links: list[dict[str, Any]] = []
-        for row, found in zip(
-            rows, mentions, strict=True
-        ):  # after the read: a file named early may be edited later
+        # Linked after the whole read: a file named early may be edited later.
+        for row, found in zip(rows, mentions, strict=True):
             at = row["timestamp"] or session["at"]
             for mention in found:
                 link = self._link(project, mention, at, "message_id", row["id"], files)
@@ -171,9 +177,8 @@ class _Connector:
         self.writer.mark_connected(written.session_id, max(row["id"] for row in rows))
         return added
 
-    def _messages(self, written: Written, mark: int) -> list[sqlite3.Row]:
+    def _messages(self, written: Written, mark: int, columns: str) -> list[sqlite3.Row]:
         """Messages past the mark, and the ones an import changed in place (their links start over)."""
-        columns = "id, external_id, origin, kind, tool_name, content, timestamp, meta"
         rows = self.conn.execute(
             f"SELECT {columns} FROM messages WHERE session_id = ? AND id > ? ORDER BY id",
             (written.session_id, mark),

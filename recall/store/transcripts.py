@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from recall.entities.paths import ProjectPaths
@@ -40,6 +40,7 @@ from recall.store.entities import (
 )
 from recall.store.forgotten import forgotten_keys
 from recall.store.writer import Capped, CleanRow, Writer, clean_row, to_db_time
+from recall.summary import DraftAhead, build_summary
 from recall.transcript import Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ class BatchOutcome:
     links: int = 0  # entity links added (recall.store.entities)
     # what the read-ahead worker's extraction found, by id of a session this batch created whole
     extraction_ahead: dict[int, ExtractionAhead] = field(default_factory=dict)
+    # and the summary it drafted, with the queue generation the batch left (recall.summary_queue)
+    summary_ahead: dict[int, DraftAhead] = field(default_factory=dict)
 
     @property
     def added(self) -> int:
@@ -122,6 +125,7 @@ class Ready:
     rows: dict[str, tuple[str, CleanRow]] = field(default_factory=dict)
     mentions: MentionsAhead | None = None
     extraction: ExtractionAhead | None = None
+    summary: DraftAhead | None = None  # a top-level session's summary
 
 
 @dataclass(slots=True)
@@ -133,6 +137,7 @@ class _Plan:
     writes: list[tuple[str, TranscriptMessage]]  # (content hash, message), in transcript order
     changed: int = 0  # how many of the writes were stored with other content when planned
     ready: Ready = field(default_factory=Ready)  # made ahead by a read-ahead worker
+    queued: int | None = None  # the summary queue's generation after the plan's last write
 
 
 @dataclass(slots=True)
@@ -142,6 +147,7 @@ class _Part:
     plan: _Plan
     writes: list[tuple[str, TranscriptMessage]]
     first: bool  # the plan's first part also inserts or refreshes the session row
+    last: bool = True
     rows: list[CleanRow] = field(default_factory=list)
 
 
@@ -199,8 +205,11 @@ def import_transcripts(
         return outcome
     for plan in plans:
         made, session = plan.ready.extraction, plan.outcome
-        if made is not None and session.session_id is not None and _created_whole(session, len(made.keys)):
-            outcome.extraction_ahead[session.session_id] = made
+        if made is None or session.session_id is None or not _created_whole(session, len(made.keys)):
+            continue
+        outcome.extraction_ahead[session.session_id] = made
+        if plan.ready.summary is not None and plan.queued is not None:
+            outcome.summary_ahead[session.session_id] = replace(plan.ready.summary, generation=plan.queued)
     return outcome
 
 
@@ -273,6 +282,10 @@ def ahead_of_new_session(
     session = clean_row("sessions", {"project": project, **_session_values(transcript)}).values
     ready.mentions = _mentions_ahead(conn, transcript, [row.values for row in rows], project, session["cwd"])
     ready.extraction = extraction_ahead(session, rows, analyse)
+    if transcript.parent_external_id is None and rows:
+        ready.summary = DraftAhead(
+            session["title"], build_summary(session["title"], [row.values for row in rows])
+        )
 
 
 def _mentions_ahead(
@@ -379,7 +392,7 @@ def _batches(plans: list[_Plan]) -> Iterator[list[_Part]]:
             if batch and size + len(chunk) > ROWS_PER_TRANSACTION:
                 yield batch
                 batch, size = [], 0
-            batch.append(_Part(plan, chunk, first=index == 0))
+            batch.append(_Part(plan, chunk, first=index == 0, last=index == len(chunks or [[]]) - 1))
             size += len(chunk)
     yield batch
 
@@ -414,6 +427,8 @@ def _write_part(conn: sqlite3.Connection, writer: Writer, part: _Part) -> None:
     outcome.added += added
     if (added or updated) and part.plan.transcript.parent_external_id is None:
         writer.queue_summary(session_id)
+        if part.last and part.plan.ready.summary is not None:
+            part.plan.queued = writer.summary_generation(session_id)
 
 
 def _store_session(conn: sqlite3.Connection, writer: Writer, plan: _Plan) -> None:

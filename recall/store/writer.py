@@ -115,12 +115,16 @@ def clean_row(table: str, values: Mapping[str, Any]) -> CleanRow:
     return CleanRow(table, row, tuple(redactions))
 
 
+ENTITY_ROWS_KEPT = 4096  # entity names cleaned once per writer (``Writer._entity_row``)
+
+
 class Writer:
     """Scrubs and stamps rows, then writes them on the store's connection."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self.redactions: Counter[str] = Counter()
+        self._entity_rows: dict[tuple[str, str, str], tuple[dict[str, Any], tuple[str, ...]]] = {}
 
     def clean(self, table: str, values: Mapping[str, Any]) -> dict[str, Any]:
         """``clean_row``, counting what it redacted in this transaction's ``redactions``."""
@@ -188,8 +192,7 @@ class Writer:
 
     def entity(self, project: str, type_: str, name: str) -> int:
         """The id of an entity, added (provenance extracted) if the project has none of that name."""
-        row = self.clean("entities", {"project": project, "type": type_, "name": name})
-        row["key"] = lookup_key(type_, row["name"])
+        row = self._entity_row(project, type_, name)
         found = self._conn.execute(
             "SELECT id FROM entities WHERE project = ? AND type = ? AND name = ?",
             (row["project"], row["type"], row["name"]),
@@ -203,6 +206,19 @@ class Writer:
         )
         assert cursor.lastrowid is not None
         return cursor.lastrowid
+
+    def _entity_row(self, project: str, type_: str, name: str) -> dict[str, Any]:
+        """An entity's cleaned columns. An import names the same files and commands again and again,
+        and scrubbing a name is pure, so each is cleaned once (the redactions are counted each time)."""
+        made = self._entity_rows.get((project, type_, name))
+        if made is None:
+            cleaned = clean_row("entities", {"project": project, "type": type_, "name": name})
+            values = {**cleaned.values, "key": lookup_key(type_, cleaned.values["name"])}
+            if len(self._entity_rows) >= ENTITY_ROWS_KEPT:
+                self._entity_rows.clear()
+            made = self._entity_rows[project, type_, name] = (values, cleaned.redactions)
+        self.redactions.update(made[1])
+        return dict(made[0])
 
     def link_entities(self, links: Sequence[Mapping[str, Any]]) -> int:
         """Add entity links (a link already there is kept as it is); returns how many were new."""
@@ -282,6 +298,13 @@ class Writer:
             "ON CONFLICT (session_id) DO UPDATE SET generation = generation + 1",
             (session_id,),
         )
+
+    def summary_generation(self, session_id: int) -> int | None:
+        """How often the session was queued: a summary drafted at this generation is still current."""
+        row = self._conn.execute(
+            "SELECT generation FROM summaries_due WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return None if row is None else int(row[0])
 
     def summary_done(self, session_id: int, generation: int) -> None:
         """Take a session off the queue, unless it was queued again since ``generation`` was read."""
