@@ -191,6 +191,7 @@ def run_import(
                 project=project,
                 force=force,
                 read=read,
+                ahead=ahead,
             )
     if progress:
         progress(len(sources), len(sources), "")
@@ -217,17 +218,20 @@ def _reader(
 ) -> Iterator[ReadAhead | None]:
     """A read-ahead worker for the sources to read, when they are many and a core is idle (or
     ``wanted`` says so)."""
-    from recall.read_ahead import MIN_FILES, ReadAhead, eligible, has_spare_core
+    from recall.read_ahead import MIN_FILES, ReadAhead, eligible, has_spare_core, read_in_parts
 
     if wanted is False or (wanted is None and not has_spare_core()):
         yield None
         return
     to_read = [(a, p) for a, p in eligible(sources) if force or not _unchanged(store, a, p)]
-    if len(to_read) < 2 or (wanted is None and len(to_read) < MIN_FILES):
+    few = len(to_read) < 2 or (wanted is None and len(to_read) < MIN_FILES)
+    if not to_read or (few and not any(read_in_parts(path) for _, path in to_read)):
         yield None
         return
-    # The first file is read here while the worker starts; the worker takes the rest.
-    with ReadAhead(to_read[1:], options, store.path) as ahead:
+    in_parts = read_in_parts(to_read[0][1])
+    # The first file is read here while the worker starts, unless it is read in parts: then the
+    # worker reads it from its start, and this process stores each part as it comes.
+    with ReadAhead(to_read if in_parts else to_read[1:], options, store.path) as ahead:
         yield ahead
 
 
@@ -255,10 +259,12 @@ def _import_file(
     project: str | None,
     force: bool,
     read: ReadSource | None = None,
+    ahead: ReadAhead | None = None,
 ) -> None:
     """Read one source unless it is unchanged, and store it; every failure is counted in ``summary``.
 
-    ``read`` is the source as a read-ahead worker read it (its signature taken before its read).
+    ``read`` is the source as a read-ahead worker read it (its signature taken before its read), or
+    its first part, the next ones coming from ``ahead``.
     """
     from recall.store.transcripts import SourceStamp
 
@@ -273,42 +279,111 @@ def _import_file(
     if not force and store.known_source(adapter.name, key) == (size, mtime_ns):
         summary.files_unchanged += 1
         return
-    ready: list[Ready] | None = None
+    stamp = SourceStamp(adapter.name, key, size, mtime_ns)
+    if read is not None and not read.last and ahead is not None:
+        _store_parts(store, adapter, path, stamp, summary, read, ahead, options, since=since, project=project)
+        return
     if read is not None:
-        report = read.report
-        kept = [(t, r) for t, r in zip(read.transcripts, read.ready, strict=True) if _after(t, since)]
-        transcripts, ready = [t for t, _ in kept], [r for _, r in kept]
-    else:
-        report = ParseReport()
-        try:
-            transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
-        except Exception as exc:  # a reader bug must not stop the other files
-            log.exception("reading %s failed", key)
-            summary.files_failed += 1
-            summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
+        _count_report(summary, path, read.report)
+        _store(store, stamp, path, summary, *_kept(read, since), project=project)
+        return
+    here = _read_here(adapter, path, summary, options, since)
+    if here is not None:
+        _store(store, stamp, path, summary, here, None, project=project)
+
+
+def _store_parts(
+    store: Store,
+    adapter: HostAdapter,
+    path: Path,
+    stamp: SourceStamp,
+    summary: ImportSummary,
+    read: ReadSource,
+    ahead: ReadAhead,
+    options: ReadOptions,
+    *,
+    since: datetime | None,
+    project: str | None,
+) -> None:
+    """A source the worker reads in parts: each part is stored as it comes, and the source is stamped
+    after the last. Should the worker fail partway, the source is read here whole: the plan finds
+    the sessions stored so far and writes only the rest."""
+    sessions = added = 0
+    part: ReadSource | None = read
+    while part is not None:
+        transcripts, ready = _kept(part, since)
+        outcome = _store(store, None, path, summary, transcripts, ready, project=project)
+        if outcome is None:
             return
+        sessions, added = sessions + len(transcripts), added + outcome.added
+        if part.last:
+            _count_report(summary, path, part.report)
+            break
+        part = ahead.take(adapter, path)
+        if part is not None:
+            _count_read_ahead(summary, part)
+    else:  # the worker failed partway
+        here = _read_here(adapter, path, summary, options, since)
+        outcome = None if here is None else _store(store, None, path, summary, here, None, project=project)
+        if here is None or outcome is None:
+            return
+        sessions, added = len(here), added + outcome.added
+    if not summary.dry_run:
+        store.stamp_source(stamp, sessions=sessions, messages=added)
+
+
+def _kept(read: ReadSource, since: datetime | None) -> tuple[list[Transcript], list[Ready]]:
+    kept = [(t, r) for t, r in zip(read.transcripts, read.ready, strict=True) if _after(t, since)]
+    return [t for t, _ in kept], [r for _, r in kept]
+
+
+def _read_here(
+    adapter: HostAdapter, path: Path, summary: ImportSummary, options: ReadOptions, since: datetime | None
+) -> list[Transcript] | None:
+    """The source read in this process; None (counted as failed) when its reader raised."""
+    report = ParseReport()
+    try:
+        transcripts = [t for t in adapter.read(path, options, report) if _after(t, since)]
+    except Exception as exc:  # a reader bug must not stop the other files
+        log.exception("reading %s failed", path)
+        summary.files_failed += 1
+        summary.errors.append(f"{path}: {type(exc).__name__}: {exc}")
+        return None
+    _count_report(summary, path, report)
+    return transcripts
+
+
+def _count_report(summary: ImportSummary, path: Path, report: ParseReport) -> None:
     summary.files_read += 1
     summary.lines_read += report.lines_read
     summary.skipped.update(report.skipped)
     summary.errors.extend(e if e.startswith(str(path)) else f"{path}: {e}" for e in report.errors[:5])
+
+
+def _store(
+    store: Store,
+    stamp: SourceStamp | None,
+    path: Path,
+    summary: ImportSummary,
+    transcripts: list[Transcript],
+    ready: list[Ready] | None,
+    *,
+    project: str | None,
+) -> BatchOutcome | None:
+    """Store transcripts (stamping ``stamp`` after them); None, counted as failed, when that failed."""
     try:
         outcome = store_transcripts(
-            store,
-            transcripts,
-            summary,
-            project=project,
-            source=SourceStamp(adapter.name, key, size, mtime_ns),
-            dry_run=summary.dry_run,
-            ready=ready,
+            store, transcripts, summary, project=project, source=stamp, dry_run=summary.dry_run, ready=ready
         )
     except (sqlite3.IntegrityError, ValueError, UnicodeError) as exc:
         # The failing transaction rolled back and the file stays unstamped: the next import tries it
         # again, and the next files still import.
-        log.exception("storing %s failed", key)
+        log.exception("storing %s failed", path)
         summary.files_failed += 1
         summary.errors.append(f"{path}: could not store: {type(exc).__name__}: {exc}")
-        return
+        return None
     _add(summary, outcome)
+    return outcome
 
 
 def source_key(path: Path) -> str:

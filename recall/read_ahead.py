@@ -22,7 +22,7 @@ import os
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -44,6 +44,11 @@ MIN_FILES = 6  # fewer files to read are read in-process: starting a worker cost
 # enough to ride out the worker's turns on a shared CPU, few enough to bound what parsed files hold.
 AHEAD = 8
 AHEAD_BYTES = 32 * 1024 * 1024
+# A source this big is read in parts of about ``PART_MESSAGES`` messages (whole transcripts), so the
+# importing process writes the first parts while the worker reads the next: one OpenCode database
+# holds every session, and read whole it left the worker nothing to overlap (adr/0045).
+PART_BYTES = 4 * 1024 * 1024
+PART_MESSAGES = 2000
 
 
 @dataclass(slots=True)
@@ -57,6 +62,7 @@ class ReadSource:
     ready: list[Ready]
     report: ParseReport
     cpu_seconds: float = 0.0  # what reading it cost the worker, for the import's report
+    last: bool = True  # False for a part a later one follows (``read_part``)
 
 
 Reader = Callable[[str, Path, "ReadOptions", str], ReadSource]
@@ -67,15 +73,79 @@ _DATABASE: dict[str, sqlite3.Connection] = {}  # the worker's read-only connecti
 def read_source(host: str, path: Path, options: ReadOptions, database: str) -> ReadSource:
     """In the worker: read one source and clean the rows of what the store does not hold yet."""
     from adapters import get_adapter
-    from recall.extract.stage import analyse
     from recall.ingest import source_key, source_signature
-    from recall.store.transcripts import ahead_of_new_session, preclean, stored_hashes
 
     started = time.process_time()
     adapter = get_adapter(host)
     signature = source_signature(adapter, path)
     report = ParseReport()
     transcripts = list(adapter.read(path, options, report))
+    ready = _made_ahead(transcripts, database)
+    return ReadSource(signature, source_key(path), transcripts, ready, report, time.process_time() - started)
+
+
+@dataclass(slots=True)
+class _Stream:
+    """A source the worker reads in parts: its transcripts still to come, and the next part's number."""
+
+    signature: tuple[int, int]
+    key: str
+    transcripts: Iterator[Transcript]
+    report: ParseReport
+    part: int = 0
+
+
+_STREAMS: dict[tuple[str, str], _Stream | None] = {}  # None: read to its end
+
+
+def read_part(
+    host: str, path: Path, options: ReadOptions, database: str, part: int, size: int = PART_MESSAGES
+) -> ReadSource:
+    """In the worker: part ``part`` of a source read in parts, its next transcripts up to about
+    ``size`` messages. Parts are asked for in order from the one worker process, which keeps
+    the source's reader open between them; a part asked for past the end comes back empty and last."""
+    from adapters import get_adapter
+    from recall.ingest import source_key, source_signature
+
+    started = time.process_time()
+    name = (host, str(path))
+    if part == 0:
+        adapter = get_adapter(host)
+        report = ParseReport()
+        signature = source_signature(adapter, path)
+        _STREAMS[name] = _Stream(
+            signature, source_key(path), iter(adapter.read(path, options, report)), report
+        )
+    stream = _STREAMS.get(name)
+    if stream is None:
+        if name in _STREAMS:
+            return ReadSource((0, 0), "", [], [], ParseReport())
+        raise RuntimeError(f"part {part} of {path} asked for before its first part")
+    if stream.part != part:
+        raise RuntimeError(f"part {part} of {path} asked for out of order (expected {stream.part})")
+    stream.part += 1
+    transcripts: list[Transcript] = []
+    messages = 0
+    for transcript in stream.transcripts:
+        transcripts.append(transcript)
+        messages += len(transcript.messages)
+        if messages >= size:
+            break
+    else:
+        _STREAMS[name] = None
+    ready = _made_ahead(transcripts, database)
+    last = _STREAMS[name] is None
+    report = stream.report if last else ParseReport()
+    cpu = time.process_time() - started
+    return ReadSource(stream.signature, stream.key, transcripts, ready, report, cpu, last=last)
+
+
+def _made_ahead(transcripts: list[Transcript], database: str) -> list[Ready]:
+    """For each transcript, its rows cleaned ahead and, for a session new to the store, what the
+    connect, extraction and summary stages would read in it (``ahead_of_new_session``)."""
+    from recall.extract.stage import analyse
+    from recall.store.transcripts import ahead_of_new_session, preclean, stored_hashes
+
     conn = _read_only(database)
     ready: list[Ready] = []
     for transcript in transcripts:
@@ -90,7 +160,7 @@ def read_source(host: str, path: Path, options: ReadOptions, database: str) -> R
             except sqlite3.Error:  # busy or damaged: the importing process reads the session itself
                 pass
         ready.append(made)
-    return ReadSource(signature, source_key(path), transcripts, ready, report, time.process_time() - started)
+    return ready
 
 
 def _read_only(database: str) -> sqlite3.Connection | None:
@@ -107,8 +177,8 @@ def _read_only(database: str) -> sqlite3.Connection | None:
 
 
 class ReadAhead:
-    """A worker reading ``sources`` in order, at most ``AHEAD`` files (``AHEAD_BYTES``) before the one
-    taken."""
+    """A worker reading ``sources`` in order, at most ``AHEAD`` files or parts (``AHEAD_BYTES``)
+    before the one taken. A source of ``PART_BYTES`` or more is read in parts (``read_part``)."""
 
     def __init__(
         self,
@@ -117,23 +187,30 @@ class ReadAhead:
         database: Path,
         reader: Reader | None = None,
     ) -> None:
-        self._waiting = deque(sources)
+        self._waiting: deque[tuple[HostAdapter, Path, int | None]] = deque(
+            (adapter, path, 0 if read_in_parts(path) else None) for adapter, path in sources
+        )
         self._options = options
         self._database = str(database)
         self._reader = reader or read_source
-        self._futures: dict[tuple[str, Path], tuple[int, Future[ReadSource]]] = {}
+        self._part_reader = read_part
+        self._futures: dict[tuple[str, Path], deque[tuple[int, Future[ReadSource]]]] = {}
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             max_workers=1, mp_context=_context(), initializer=roomy_for_good
         )
         self._fill()
 
     def take(self, adapter: HostAdapter, path: Path) -> ReadSource | None:
-        """What the worker read of ``path``; None when it was not sent or the worker failed on it."""
-        sent = self._futures.pop((adapter.name, path), None)
-        if sent is None:
+        """What the worker read of ``path`` (or its next part); None when it was not sent or the
+        worker failed on it."""
+        sent = self._futures.get((adapter.name, path))
+        if not sent:
             return None
+        future = sent.popleft()[1]
+        if not sent:
+            del self._futures[adapter.name, path]
         try:
-            result = sent[1].result()
+            result = future.result()
         except BrokenProcessPool:
             log.warning("the read-ahead worker stopped; reading the remaining files in this process")
             self.close()
@@ -141,22 +218,50 @@ class ReadAhead:
         except Exception:  # a reader bug, a pickling error: the caller reads the file itself
             log.warning("read-ahead of %s failed; reading it in this process", path, exc_info=True)
             result = None
+        if result is None or result.last:
+            self._forget_parts(adapter, path)
         self._fill()
         return result
 
+    def _forget_parts(self, adapter: HostAdapter, path: Path) -> None:
+        """A source read to its end (or failed): no more of its parts are asked for or waited on."""
+        self._waiting = deque(entry for entry in self._waiting if entry[:2] != (adapter, path))
+        for _, future in self._futures.pop((adapter.name, path), ()):
+            future.cancel()
+
     def _fill(self) -> None:
-        while self._pool is not None and self._waiting and len(self._futures) < AHEAD:
-            adapter, path = self._waiting[0]
-            size = _size(path)
-            if self._futures and sum(sent[0] for sent in self._futures.values()) + size > AHEAD_BYTES:
+        while self._pool is not None and self._waiting and self._in_flight() < AHEAD:
+            adapter, path, part = self._waiting[0]
+            size = _size(path) if part is None else PART_BYTES
+            if self._futures and self._bytes() + size > AHEAD_BYTES:
                 return
             self._waiting.popleft()
             try:
-                future = self._pool.submit(self._reader, adapter.name, path, self._options, self._database)
+                if part is None:
+                    future = self._pool.submit(
+                        self._reader, adapter.name, path, self._options, self._database
+                    )
+                else:
+                    future = self._pool.submit(
+                        self._part_reader,
+                        adapter.name,
+                        path,
+                        self._options,
+                        self._database,
+                        part,
+                        PART_MESSAGES,
+                    )
+                    self._waiting.appendleft((adapter, path, part + 1))  # until a part says it is the last
             except (BrokenProcessPool, RuntimeError):
                 self.close()
                 return
-            self._futures[adapter.name, path] = (size, future)
+            self._futures.setdefault((adapter.name, path), deque()).append((size, future))
+
+    def _in_flight(self) -> int:
+        return sum(len(sent) for sent in self._futures.values())
+
+    def _bytes(self) -> int:
+        return sum(size for sent in self._futures.values() for size, _ in sent)
 
     def close(self) -> None:
         """Stop the worker; files not taken yet are read in-process by the caller."""
@@ -173,6 +278,11 @@ class ReadAhead:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.close()
+
+
+def read_in_parts(path: Path) -> bool:
+    """Whether the worker reads this source in parts (it is ``PART_BYTES`` or bigger)."""
+    return _size(path) >= PART_BYTES
 
 
 def has_spare_core() -> bool:

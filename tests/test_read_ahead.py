@@ -141,3 +141,64 @@ def test_few_files_are_read_in_process(tmp_path: Path) -> None:
     store.close()
 
     assert summary.files_read > 1 and auto.files_read == 1 and auto.read_ahead == {}
+
+
+OPENCODE_DB = FIXTURES / "opencode/synthetic/built-from-source/v1.2-sqlite/opencode/opencode.db"
+
+
+def opencode_imported(db: Path, *, read_ahead: bool) -> ImportSummary:
+    store = Store(db)
+    try:
+        return run_import(
+            store,
+            [get_adapter("opencode")],
+            paths=[OPENCODE_DB],
+            embed_budget_seconds=0,
+            read_ahead=read_ahead,
+        )
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every source is read in parts, of one session each (the database holds two)."""
+    monkeypatch.setattr(recall.read_ahead, "PART_BYTES", 0)
+    monkeypatch.setattr(recall.read_ahead, "PART_MESSAGES", 1)
+
+
+@pytest.mark.usefixtures("in_parts")
+def test_a_source_read_in_parts_stores_what_an_in_process_import_stores(tmp_path: Path) -> None:
+    alone = opencode_imported(tmp_path / "alone.db", read_ahead=False)
+    parts = opencode_imported(tmp_path / "parts.db", read_ahead=True)
+
+    # one part per session, and the empty last one that found the end
+    assert alone.read_ahead == {} and parts.read_ahead["files"] == 3
+    assert (parts.files_read, parts.sessions_new, parts.messages_added) == (1, 2, alone.messages_added)
+    assert (parts.links, parts.summaries, parts.errors) == (alone.links, alone.summaries, alone.errors)
+    assert dump(tmp_path / "parts.db") == dump(tmp_path / "alone.db")
+    again = opencode_imported(tmp_path / "parts.db", read_ahead=True)
+    assert (again.files_unchanged, again.messages_added) == (1, 0)
+
+
+def failing_part(
+    host: str, path: Path, options: ReadOptions, database: str, part: int, size: int
+) -> ReadSource:
+    """In the worker: the second part fails, as a reader bug in the middle of a database would."""
+    if part == 1:
+        raise RuntimeError("reader bug")
+    return recall.read_ahead.read_part(host, path, options, database, part, size)
+
+
+@pytest.mark.usefixtures("in_parts")
+def test_a_worker_failing_partway_through_a_source_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = opencode_imported(tmp_path / "alone.db", read_ahead=False)
+    monkeypatch.setattr(recall.read_ahead, "read_part", failing_part)
+    parts = opencode_imported(tmp_path / "parts.db", read_ahead=True)
+
+    # the first part was stored; then the whole source was read here and only the rest written
+    assert parts.read_ahead["files"] == 1 and parts.files_failed == 0
+    assert (parts.sessions_new, parts.messages_added) == (2, alone.messages_added)
+    assert dump(tmp_path / "parts.db") == dump(tmp_path / "alone.db")
