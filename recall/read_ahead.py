@@ -187,8 +187,9 @@ class ReadAhead:
         database: Path,
         reader: Reader | None = None,
     ) -> None:
+        self._parted = {(adapter.name, path) for adapter, path in sources if read_in_parts(path)}
         self._waiting: deque[tuple[HostAdapter, Path, int | None]] = deque(
-            (adapter, path, 0 if read_in_parts(path) else None) for adapter, path in sources
+            (adapter, path, 0 if (adapter.name, path) in self._parted else None) for adapter, path in sources
         )
         self._options = options
         self._database = str(database)
@@ -218,13 +219,14 @@ class ReadAhead:
         except Exception:  # a reader bug, a pickling error: the caller reads the file itself
             log.warning("read-ahead of %s failed; reading it in this process", path, exc_info=True)
             result = None
-        if result is None or result.last:
+        if (result is None or result.last) and (adapter.name, path) in self._parted:
             self._forget_parts(adapter, path)
         self._fill()
         return result
 
     def _forget_parts(self, adapter: HostAdapter, path: Path) -> None:
         """A source read to its end (or failed): no more of its parts are asked for or waited on."""
+        self._parted.discard((adapter.name, path))
         self._waiting = deque(entry for entry in self._waiting if entry[:2] != (adapter, path))
         for _, future in self._futures.pop((adapter.name, path), ()):
             future.cancel()
