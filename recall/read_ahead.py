@@ -5,8 +5,9 @@ their messages (``clean_row``), work that needs no lock and no write. A worker p
 the next files while the importing process writes, connects and extracts the current one. The
 worker hands back the transcripts and, for the messages the store does not hold as they are, their
 cleaned rows (``recall.store.transcripts.preclean``), and for a session new to the store what its
-messages touched and what extraction finds in it (``ahead_of_new_session``, adr/0045); the importing process still plans, re-checks
-inside the write transaction and writes, so what is stored is what an in-process read stores.
+messages touched, what extraction finds in it and its summary (recall.store.ahead, adr/0045). The
+importing process still plans, re-checks inside the write transaction and writes, so what is
+stored is what an in-process read stores. A big source is read in parts (``read_part``).
 
 The worker is started with the ``forkserver`` (else ``spawn``) context, never ``fork``: the importing
 process holds SQLite connections and may hold threads. Whatever goes wrong in the worker (a reader
@@ -144,7 +145,8 @@ def _made_ahead(transcripts: list[Transcript], database: str) -> list[Ready]:
     """For each transcript, its rows cleaned ahead and, for a session new to the store, what the
     connect, extraction and summary stages would read in it (``ahead_of_new_session``)."""
     from recall.extract.stage import analyse
-    from recall.store.transcripts import ahead_of_new_session, preclean, stored_hashes
+    from recall.store.ahead import ahead_of_new_session
+    from recall.store.transcripts import preclean, stored_hashes
 
     conn = _read_only(database)
     ready: list[Ready] = []

@@ -19,35 +19,24 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from recall.entities.paths import ProjectPaths
 from recall.errors import ConflictingSource
-from recall.extract.ahead import ExtractionAhead, extraction_ahead
+from recall.extract.ahead import ExtractionAhead
 from recall.pathnames import printable
 from recall.project import resolve_project
 from recall.rowkinds import Provenance
-from recall.store.entities import (
-    MentionsAhead,
-    PartMentions,
-    Written,
-    connect_written,
-    is_local_name,
-    project_roots,
-    read_mentions,
-)
+from recall.store.entities import MentionsAhead, Written, connect_written
 from recall.store.forgotten import forgotten_keys
 from recall.store.writer import Capped, CleanRow, Writer, clean_row, to_db_time
-from recall.summary import DraftAhead, build_summary
+from recall.summary import DraftAhead
 from recall.transcript import Transcript, TranscriptMessage
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from recall.extract.candidate import Analysis
-    from recall.extract.session import SessionView
     from recall.store import Store
 
 ROWS_PER_TRANSACTION = 200  # a lock held 30 ms at the median, 130 ms at p95 on the shared bench machine
@@ -147,7 +136,7 @@ class _Part:
     plan: _Plan
     writes: list[tuple[str, TranscriptMessage]]
     first: bool  # the plan's first part also inserts or refreshes the session row
-    last: bool = True
+    last: bool = True  # the plan's last part reads the summary queue's generation after it
     rows: list[CleanRow] = field(default_factory=list)
 
 
@@ -263,81 +252,9 @@ def preclean(transcript: Transcript, stored: Mapping[str, str]) -> Ready:
     return Ready(rows)
 
 
-def ahead_of_new_session(
-    conn: sqlite3.Connection, transcript: Transcript, ready: Ready, analyse: Callable[[SessionView], Analysis]
-) -> None:
-    """In the read-ahead worker, for a session new to the store: what its messages touched, read as
-    the connect stage will read them, and what the extraction rules (``analyse``) find in it; left
-    None when the store holds the session or the user forgot some of it (the importing process then
-    does both itself)."""
-    if _session_row(conn, transcript) is not None:
-        return
-    forgotten = forgotten_keys(conn, transcript)
-    if forgotten.session or forgotten.messages:
-        return
-    rows = _new_session_rows(transcript, ready)
-    if rows is None:
-        return
-    project = resolve_project(transcript.cwd)
-    session = clean_row("sessions", {"project": project, **_session_values(transcript)}).values
-    ready.mentions = _mentions_ahead(conn, transcript, [row.values for row in rows], project, session["cwd"])
-    ready.extraction = extraction_ahead(session, rows, analyse)
-    if transcript.parent_external_id is None and rows:
-        ready.summary = DraftAhead(
-            session["title"], build_summary(session["title"], [row.values for row in rows])
-        )
-
-
-def _mentions_ahead(
-    conn: sqlite3.Connection,
-    transcript: Transcript,
-    rows: list[Mapping[str, Any]],
-    project: str,
-    cwd: str | None,
-) -> MentionsAhead:
-    """The connect stage's reading of a new session, one part per transaction (``connect_written``).
-
-    The parts are the plan's: a new session writes its messages (first of each key) in chunks of
-    ``ROWS_PER_TRANSACTION``, and each transaction reads its own chunk with a fresh reader, finding a
-    call stored by an earlier chunk, or by its own, in the store.
-    """
-    paths = ProjectPaths(cwd, project_roots(conn, project))
-    local: dict[str, bool] = {}
-
-    def is_local(name: str) -> bool:
-        if name not in local:
-            local[name] = is_local_name(conn, project, name)
-        return local[name]
-
-    calls: dict[str, Mapping[str, Any]] = {}
-    messages = {m.key: m for m in transcript.messages}  # the last of a key, as ``_written`` hands them
-    parts: dict[tuple[str, ...], PartMentions] = {}
-    for start in range(0, len(rows), ROWS_PER_TRANSACTION):
-        chunk = rows[start : start + ROWS_PER_TRANSACTION]
-        calls.update((row["external_id"], row) for row in chunk if row["external_id"].startswith("call:"))
-        keys = tuple(row["external_id"] for row in chunk)
-        parts[keys] = read_mentions(chunk, messages, paths, is_local, lambda call: calls.get(f"call:{call}"))
-    return MentionsAhead(project, paths.basis(), local, parts)
-
-
-def _new_session_rows(transcript: Transcript, ready: Ready) -> list[CleanRow] | None:
-    """The rows a new session's plan writes, in order (the first message of each key)."""
-    rows: list[CleanRow] = []
-    seen: set[str] = set()
-    for message in transcript.messages:
-        if message.key in seen:
-            continue
-        seen.add(message.key)
-        made = ready.rows.get(message.key)
-        if made is None:
-            return None
-        rows.append(made[1])
-    return rows
-
-
 def stored_hashes(conn: sqlite3.Connection, transcript: Transcript) -> dict[str, str]:
     """key → content hash of the messages stored for ``transcript``'s session (none when new)."""
-    row = _session_row(conn, transcript)
+    row = session_row(conn, transcript)
     if row is None:
         return {}
     return dict(
@@ -355,7 +272,7 @@ def _plan(
         if skip.session:
             forgotten["forgotten_session"] += 1
             return None
-        row = _session_row(conn, t)
+        row = session_row(conn, t)
         stored = stored_hashes(conn, t) if row is not None else {}
     if row is None:
         outcome = TranscriptOutcome(t.external_id, project or resolve_project(t.cwd), new_session=True)
@@ -434,8 +351,8 @@ def _write_part(conn: sqlite3.Connection, writer: Writer, part: _Part) -> None:
 def _store_session(conn: sqlite3.Connection, writer: Writer, plan: _Plan) -> None:
     """Insert the session row, or refresh the stored one; either way ``plan.outcome`` learns its id."""
     t, outcome = plan.transcript, plan.outcome
-    row = _session_row(conn, t)
-    values = _session_values(t)
+    row = session_row(conn, t)
+    values = session_values(t)
     if row is None:
         outcome.session_id = writer.insert(
             "sessions", {"project": outcome.project, **values}, Provenance.VERBATIM
@@ -445,7 +362,7 @@ def _store_session(conn: sqlite3.Connection, writer: Writer, plan: _Plan) -> Non
     _refresh_session(conn, writer, row["id"], values)
 
 
-def _session_row(conn: sqlite3.Connection, t: Transcript) -> sqlite3.Row | None:
+def session_row(conn: sqlite3.Connection, t: Transcript) -> sqlite3.Row | None:
     """The stored session of ``t``: ids are stored as ``printable`` text (a Cursor session is named
     by its file, and a file name need not be UTF-8)."""
     return conn.execute(
@@ -483,7 +400,7 @@ def _written(batch: list[_Part]) -> list[Written]:
     ]
 
 
-def _session_values(t: Transcript) -> dict[str, Any]:
+def session_values(t: Transcript) -> dict[str, Any]:
     return {
         "host": t.host,
         "external_id": t.external_id,
