@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,18 @@ CREATE TABLE messages (
 """
 _SESSION_COLUMNS = ("project", "host", "title", "agent_id", "ended_at", "meta")
 _MESSAGE_COLUMNS = ("role", "origin", "kind", "tool_name", "content", "timestamp", "meta")
+
+
+_COPIES = threading.local()  # each thread's private in-memory database, emptied after each session
+
+
+def _private_copy() -> sqlite3.Connection:
+    conn: sqlite3.Connection | None = getattr(_COPIES, "conn", None)
+    if conn is None:
+        conn = _COPIES.conn = sqlite3.connect(":memory:")
+        conn.row_factory = sqlite3.Row
+        conn.executescript(_SCHEMA)
+    return conn
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +83,8 @@ def extraction_ahead(
     whose cleaned session row is ``session`` and whose messages, by ordinal, are ``rows``."""
     if not rows:
         return None
-    conn = sqlite3.connect(":memory:")
+    conn = _private_copy()
     try:
-        conn.row_factory = sqlite3.Row
-        conn.executescript(_SCHEMA)
         conn.execute(
             f"INSERT INTO sessions (id, {', '.join(_SESSION_COLUMNS)}) VALUES (1, ?, ?, ?, ?, ?, ?)",
             tuple(session.get(column) for column in _SESSION_COLUMNS),
@@ -88,7 +99,8 @@ def extraction_ahead(
         )
         view = read_session(conn, 1, -1)
     finally:
-        conn.close()
+        conn.execute("DELETE FROM messages")
+        conn.execute("DELETE FROM sessions")
     if view is None:
         return None
     keys = tuple(row.values["external_id"] for row in rows)
