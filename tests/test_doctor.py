@@ -74,7 +74,8 @@ def test_sessions_left_without_their_summary_are_listed_until_an_import_writes_t
     from recall.store import Store
 
     with Store(db_path) as store:
-        monkeypatch.setattr("recall.ingest.write_due_summaries", lambda store: 0)  # killed before them
+        # killed before them
+        monkeypatch.setattr("recall.ingest.write_due_summaries", lambda store, ahead=None: 0)
         run_import(store, [get_adapter("claude")], paths=[SAMPLE], embed_budget_seconds=0)
     sections = {s["title"]: s["findings"] for s in json.loads(doctor(db_path, "--json")[1])["sections"]}
     assert sections["Repair"] == [
