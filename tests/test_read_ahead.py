@@ -202,3 +202,33 @@ def test_a_worker_failing_partway_through_a_source_loses_nothing(
     assert parts.read_ahead["files"] == 1 and parts.files_failed == 0
     assert (parts.sessions_new, parts.messages_added) == (2, alone.messages_added)
     assert dump(tmp_path / "parts.db") == dump(tmp_path / "alone.db")
+
+
+def test_idle_cores_count_idle_and_waiting_time_over_all_time() -> None:
+    before = [100, 5, 50, 800, 50, 1, 2, 0]  # user nice system idle iowait irq softirq steal
+    after = [160, 5, 70, 900, 70, 1, 2, 0]  # 60 + 20 busy, 100 + 20 idle of 200 jiffies
+    assert recall.read_ahead.idle_cores(before, after, 2) == pytest.approx(1.2)
+    assert recall.read_ahead.idle_cores(before, before, 2) == 2.0  # no time passed: nothing is known busy
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="no /proc/stat on this system")
+def test_idle_now_reads_this_machine() -> None:
+    idle = recall.read_ahead.idle_now(0.01)
+    assert idle is not None and 0.0 <= idle <= (os.cpu_count() or 1)
+
+
+def test_the_worker_waits_for_an_idle_core_now_not_for_a_quiet_minute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.0))  # the minute that just ended was busy
+    monkeypatch.setattr(recall.read_ahead, "idle_now", lambda: 1.6)
+    assert recall.read_ahead.has_spare_core()
+    monkeypatch.setattr(recall.read_ahead, "idle_now", lambda: 0.4)
+    assert not recall.read_ahead.has_spare_core()
+    monkeypatch.setattr(recall.read_ahead, "idle_now", lambda: None)  # no /proc/stat: the load average
+    assert not recall.read_ahead.has_spare_core()
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.5, 0.5))
+    assert recall.read_ahead.has_spare_core()
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert not recall.read_ahead.has_spare_core()
