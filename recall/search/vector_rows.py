@@ -4,10 +4,12 @@ Issue 16 asks for an MCP server holding 1,000,000 vectors in at most 600 MiB. Th
 366 MiB at 384 dimensions, and a search reads only the rows its sign-bit prefilter keeps (10,000
 of a million). So the snapshot's ``vectors`` member is memory-mapped, read-only (adr/0041): its
 pages are the page cache's, shared by every process that maps the same snapshot, and the kernel
-can drop them and read them again; none of them is the process's own memory. Once searches stop
-for a moment the process lets go of the pages it mapped (``release``), so an idle server holds
-none of them; letting go after every search would cost ~36 ms of page faults per search at a
-million rows. Mapped rows are never written: a row that must change (its session gained a turn,
+can drop them and read them again; none of them is the process's own memory. Yet a mapped page
+counts in the process's resident memory while it stays mapped, and the kernel maps 64 KiB (or a
+large folio) at each fault, so a search keeps only the first ``KEEP_MAPPED_BYTES`` of rows mapped
+and lets go of the rest as it reads them (``let_go``, adr/0043); once searches stop for a moment
+the process lets go of every page (``release``), so an idle server holds none. Mapped rows are
+never written: a row that must change (its session gained a turn,
 so it is mixed again) is copied to the rows ``added`` after the mapping, and its old place hidden
 (``VectorIndex._move_to_end``).
 
@@ -34,6 +36,10 @@ _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # zip local file header: signature â
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _WRITE_ROWS = 16_384  # rows copied at a time when a snapshot is written
 _CAN_RELEASE = hasattr(mmap, "MADV_DONTNEED") and hasattr(mmap.mmap, "madvise")
+# Mapped vector bytes a search leaves in place for the next one; the rest it lets go as it goes
+# (``VectorRows.let_go``). At a million 384-d rows (366 MiB) this holds an MCP server at ~550 MiB
+# after its searches, under issue 16's 600 (adr/0043); an index of up to ~500,000 rows keeps it all.
+KEEP_MAPPED_BYTES = 192 * 2**20
 
 
 class VectorRows:
@@ -41,10 +47,11 @@ class VectorRows:
     ``added`` since. A row added to a mapped index goes to ``added``, so one new vector does not copy
     a million mapped ones into memory. Indexing takes positions over both parts, as one array would."""
 
-    def __init__(self, base: NDArray[np.int8], mapping: mmap.mmap | None = None) -> None:
+    def __init__(self, base: NDArray[np.int8], mapping: mmap.mmap | None = None, offset: int = 0) -> None:
         self.base = base
         self.added: NDArray[np.int8] = np.zeros((0, base.shape[1]), dtype=np.int8)
         self.mapping = mapping  # the read-only file mapping ``base`` views, if it views one
+        self.offset = offset  # where ``base`` starts in the mapping
 
     @property
     def frozen(self) -> int:
@@ -56,6 +63,26 @@ class VectorRows:
         keeps them, so the next read maps them again without reading the disk (Linux, macOS)."""
         if self.mapping is not None and _CAN_RELEASE:
             self.mapping.madvise(mmap.MADV_DONTNEED)
+
+    def let_go(self, before_row: int | None = None) -> None:
+        """Drop the mapped pages past the first ``KEEP_MAPPED_BYTES`` of rows, up to the page that
+        holds row ``before_row`` (all of them when None), from resident memory.
+
+        The kernel maps a file's pages 64 KiB or a whole large folio at a fault, so the 10,000
+        scattered rows one search rescores at a million rows made 260-340 MiB of a 366 MiB mapping
+        resident, and a burst of searches all of it (adr/0043). A search reads its rows in file
+        order and lets go of each stretch behind it: every page is still faulted in once per
+        search, no more, and the stretches never add up."""
+        if self.mapping is None or not _CAN_RELEASE:
+            return
+        page = mmap.PAGESIZE
+        start = -(-(self.offset + KEEP_MAPPED_BYTES) // page) * page
+        if before_row is None:
+            end = len(self.mapping)
+        else:
+            end = (self.offset + min(before_row, self.frozen) * int(self.base.shape[1])) // page * page
+        if end > start:
+            self.mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -139,9 +166,10 @@ def map_rows(path: Path, shape: Sequence[int]) -> VectorRows | None:
 
 def map_member(
     path: Path, name: str, dtype: type[np.generic], shape: Sequence[int]
-) -> tuple[NDArray[Any], mmap.mmap] | None:
+) -> tuple[NDArray[Any], mmap.mmap, int] | None:
     """Member ``name`` of the snapshot at ``path`` as a read-only mapping of the file, with the
-    mapping; None when it is not stored as a plain uncompressed array of ``dtype`` and ``shape``."""
+    mapping and where the array starts in it; None when it is not stored as a plain uncompressed
+    array of ``dtype`` and ``shape``."""
     try:
         with zipfile.ZipFile(path) as archive:
             info = archive.getinfo(f"{name}.npy")
@@ -175,4 +203,4 @@ def map_member(
         array = np.frombuffer(mapping, dtype=dtype, count=count, offset=offset).reshape(tuple(shape))
     except ValueError:  # the file is shorter than its header says
         return None
-    return array, mapping
+    return array, mapping, offset

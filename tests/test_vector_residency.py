@@ -1,0 +1,99 @@
+"""How much of a mapped vector snapshot a search leaves in the process's memory (adr/0043).
+
+The kernel maps a file's pages 64 KiB or a whole large folio at a time, so a search that rescores
+scattered rows made nearly every page of the snapshot resident; now it lets go, as it goes, of the
+pages past ``KEEP_MAPPED_BYTES``. Measured in ``/proc/self/smaps``: Linux only.
+"""
+
+from __future__ import annotations
+
+import mmap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recall.search import vector_rows, vectors
+from recall.search.vector_rows import VectorRows
+from recall.search.vectors import VectorIndex, _hamming, _sign_bits, quantize
+
+SMAPS = Path("/proc/self/smaps")
+linux_only = pytest.mark.skipif(
+    not SMAPS.exists() or not hasattr(mmap.mmap, "madvise"), reason="reads /proc/self/smaps, needs madvise"
+)
+ROWS = 60_000  # above EXACT_LIMIT: the search rescores a prefiltered pool of 10,000 scattered rows
+DIM = 384
+
+
+def resident_kib(path: Path) -> tuple[int, int]:
+    """(Size, Rss) in KiB of this process's mappings of ``path``."""
+    size = rss = 0
+    inside = False
+    for line in SMAPS.read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5 and not fields[0].endswith(":"):
+            inside = len(fields) >= 6 and fields[-1] == str(path)
+        elif inside and fields[0] == "Size:":
+            size += int(fields[1])
+        elif inside and fields[0] == "Rss:":
+            rss += int(fields[1])
+    return size, rss
+
+
+def mapped_index(folder: Path) -> tuple[VectorIndex, Path]:
+    """An index of ``ROWS`` random unit vectors, saved to a snapshot and started again from it."""
+    rng = np.random.default_rng(5)
+    matrix = rng.standard_normal((ROWS, DIM)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    quantized, scales = quantize(matrix)
+    index = VectorIndex(1, DIM)
+    index.vectors, index.scales = VectorRows(quantized), scales
+    index.codes = np.ones(ROWS, dtype=np.int8)
+    index.ids = np.arange(1, ROWS + 1, dtype=np.int64)
+    index.projects = np.zeros(ROWS, dtype=np.int32)
+    index.sessions = np.full(ROWS, -1, dtype=np.int64)
+    index.ordinals = np.zeros(ROWS, dtype=np.int64)
+    index.bits = _sign_bits(quantized)
+    path = folder / "rows.db.vectors-1.npz"
+    index.save(path, "test model")
+    assert index.vectors.frozen == ROWS  # the index now reads its vectors from the file's pages
+    return index, path
+
+
+@linux_only
+def test_a_search_leaves_only_the_kept_part_of_the_mapped_vectors_resident(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_rows, "KEEP_MAPPED_BYTES", 1 << 20, raising=False)
+    index, path = mapped_index(tmp_path)
+    size, before = resident_kib(path)
+    assert size * 1024 > ROWS * DIM and before <= 64
+    query = index.vectors.base[123].astype(np.float32) * index.scales[123]
+    for _ in range(3):
+        hits = index.search(query, k=10)
+        assert hits[0][1] == 124  # the row itself comes first: the rows read were the right ones
+        _, rss = resident_kib(path)
+        # 1 MiB kept, plus the page the array starts in; 10,000 scattered rows touched ~all 22 MiB.
+        assert rss <= 1024 + 64, rss
+
+
+@linux_only
+def test_a_snapshot_within_the_budget_stays_mapped_between_searches(tmp_path: Path) -> None:
+    """Below ``KEEP_MAPPED_BYTES`` nothing is let go until searches stop: no page faults again."""
+    assert vector_rows.KEEP_MAPPED_BYTES > ROWS * DIM
+    index, path = mapped_index(tmp_path)
+    query = index.vectors.base[7].astype(np.float32) * index.scales[7]
+    index.search(query, k=10)
+    _, rss = resident_kib(path)
+    assert rss * 1024 > ROWS * DIM // 2  # most of the 22 MiB a pool of 10,000 rows touches
+
+
+def test_the_chunked_prefilter_counts_the_same_hamming_distances(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "_HAMMING_CHUNK", 1_000)
+    rng = np.random.default_rng(9)
+    rows = rng.standard_normal((2_500, DIM)).astype(np.float32)  # two whole chunks and a partial one
+    bits = _sign_bits(rows)
+    query_bits = _sign_bits(rng.standard_normal((1, DIM)).astype(np.float32))[:, 0]
+    expected = np.unpackbits((bits ^ query_bits[:, None]).T.copy().view(np.uint8), axis=1).sum(axis=1)
+    distance = _hamming(bits, query_bits)
+    assert distance.dtype == np.uint16 and np.array_equal(distance, expected)
