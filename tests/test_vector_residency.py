@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall.search import vector_rows, vectors
+from recall.search import row_reader, vector_rows, vectors
+from recall.search.row_reader import RowReader
 from recall.search.vector_rows import VectorRows
 from recall.search.vectors import VectorIndex, _hamming, _sign_bits, quantize
 
@@ -61,11 +62,16 @@ def mapped_index(folder: Path) -> tuple[VectorIndex, Path]:
 
 
 @linux_only
+@pytest.mark.parametrize("reads", ["kernel reads", "through the mapping"])
 def test_a_search_leaves_only_the_kept_part_of_the_mapped_vectors_resident(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: str
 ) -> None:
+    """Rows past the kept part are read by the kernel (``RowReader``), or, where it cannot,
+    through the mapping and let go of as the search goes."""
     monkeypatch.setattr(vector_rows, "KEEP_MAPPED_BYTES", 1 << 20, raising=False)
     index, path = mapped_index(tmp_path)
+    if reads == "through the mapping":
+        index.vectors.reader = None
     size, before = resident_kib(path)
     assert size * 1024 > ROWS * DIM and before <= 64
     query = index.vectors.base[123].astype(np.float32) * index.scales[123]
@@ -97,3 +103,37 @@ def test_the_chunked_prefilter_counts_the_same_hamming_distances(monkeypatch: py
     expected = np.unpackbits((bits ^ query_bits[:, None]).T.copy().view(np.uint8), axis=1).sum(axis=1)
     distance = _hamming(bits, query_bits)
     assert distance.dtype == np.uint16 and np.array_equal(distance, expected)
+
+
+kernel_reads = pytest.mark.skipif(
+    RowReader.open(Path(__file__), 1, 0) is None, reason="no Linux AIO in this kernel or process"
+)
+
+
+@kernel_reads
+def test_the_kernel_reads_the_same_rows_as_the_mapping_in_any_order(tmp_path: Path) -> None:
+    index, _ = mapped_index(tmp_path)
+    reader = index.vectors.reader
+    assert reader is not None
+    rng = np.random.default_rng(2)
+    rows = rng.integers(0, ROWS, 2 * row_reader.BATCH + 17)  # three submissions, repeats, any order
+    assert np.array_equal(reader.read(rows), index.vectors.base[rows])
+    assert reader.read(np.zeros(0, dtype=np.int64)).shape == (0, DIM)
+
+
+@kernel_reads
+def test_a_refused_read_falls_back_to_the_mapping_with_the_same_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_rows, "KEEP_MAPPED_BYTES", 1 << 20, raising=False)
+    index, _ = mapped_index(tmp_path)
+    query = index.vectors.base[99].astype(np.float32) * index.scales[99]
+    expected = index.search(query, k=20)
+
+    def refuse(rows: object) -> None:
+        raise OSError("io_submit read 0 of 10000 rows")
+
+    assert index.vectors.reader is not None
+    monkeypatch.setattr(index.vectors.reader, "read", refuse)
+    assert index.search(query, k=20) == expected
+    assert index.vectors.reader is None  # from now on through the mapping

@@ -6,9 +6,10 @@ of a million). So the snapshot's ``vectors`` member is memory-mapped, read-only 
 pages are the page cache's, shared by every process that maps the same snapshot, and the kernel
 can drop them and read them again; none of them is the process's own memory. Yet a mapped page
 counts in the process's resident memory while it stays mapped, and the kernel maps 64 KiB (or a
-large folio) at each fault, so a search keeps only the first ``KEEP_MAPPED_BYTES`` of rows mapped
-and lets go of the rest as it reads them (``let_go``, adr/0043); once searches stop for a moment
-the process lets go of every page (``release``), so an idle server holds none. Mapped rows are
+large folio) at each fault, so a search reads only the first ``KEEP_MAPPED_BYTES`` of rows through
+the mapping and has the kernel copy the others (``recall.search.row_reader``), or, where it cannot,
+lets go of their pages as it reads them (``let_go``, adr/0043). Once searches stop for a moment the
+process lets go of every page (``release``), so an idle server holds none. Mapped rows are
 never written: a row that must change (its session gained a turn,
 so it is mixed again) is copied to the rows ``added`` after the mapping, and its old place hidden
 (``VectorIndex._move_to_end``).
@@ -29,6 +30,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from recall.search.row_reader import RowReader
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -36,10 +39,11 @@ _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # zip local file header: signature â
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _WRITE_ROWS = 16_384  # rows copied at a time when a snapshot is written
 _CAN_RELEASE = hasattr(mmap, "MADV_DONTNEED") and hasattr(mmap.mmap, "madvise")
-# Mapped vector bytes a search leaves in place for the next one; the rest it lets go as it goes
-# (``VectorRows.let_go``). At a million 384-d rows (366 MiB) this holds an MCP server at ~550 MiB
-# after its searches, under issue 16's 600 (adr/0043); an index of up to ~500,000 rows keeps it all.
-KEEP_MAPPED_BYTES = 192 * 2**20
+# Mapped vector bytes a search reads through the mapping and leaves mapped for the next one; rows
+# past them are read by the kernel (``VectorRows.gather``). At a million 384-d rows (366 MiB) an MCP
+# server then holds ~570 MiB after its searches, under issue 16's 600 (adr/0043); an index of up to
+# ~700,000 rows reads everything through the mapping.
+KEEP_MAPPED_BYTES = 256 * 2**20
 
 
 class VectorRows:
@@ -47,11 +51,37 @@ class VectorRows:
     ``added`` since. A row added to a mapped index goes to ``added``, so one new vector does not copy
     a million mapped ones into memory. Indexing takes positions over both parts, as one array would."""
 
-    def __init__(self, base: NDArray[np.int8], mapping: mmap.mmap | None = None, offset: int = 0) -> None:
+    def __init__(
+        self,
+        base: NDArray[np.int8],
+        mapping: mmap.mmap | None = None,
+        offset: int = 0,
+        reader: RowReader | None = None,
+    ) -> None:
         self.base = base
         self.added: NDArray[np.int8] = np.zeros((0, base.shape[1]), dtype=np.int8)
         self.mapping = mapping  # the read-only file mapping ``base`` views, if it views one
         self.offset = offset  # where ``base`` starts in the mapping
+        self.reader = reader  # reads mapped rows past ``KEEP_MAPPED_BYTES`` without mapping them
+
+    def gather(self, positions: NDArray[np.int64]) -> NDArray[np.int8]:
+        """``self[positions]`` for a search: mapped rows past the first ``KEEP_MAPPED_BYTES`` are
+        read by the kernel (``RowReader``) instead of through the mapping, so their pages never
+        count in this process's memory (adr/0043). Where that fails, through the mapping."""
+        if self.reader is None:
+            return self[positions]
+        far = (positions >= KEEP_MAPPED_BYTES // self.base.shape[1]) & (positions < self.frozen)
+        if not far.any():
+            return self[positions]
+        try:
+            read = self.reader.read(positions[far])
+        except OSError:
+            self.reader = None  # this kernel or process refuses: read through the mapping from now on
+            return self[positions]
+        out = np.empty((positions.size, self.base.shape[1]), dtype=np.int8)
+        out[far] = read
+        out[~far] = self[positions[~far]]
+        return out
 
     @property
     def frozen(self) -> int:
@@ -73,8 +103,8 @@ class VectorRows:
         resident, and a burst of searches all of it (adr/0043). A search reads its rows in file
         order and lets go of each stretch behind it: every page is still faulted in once per
         search, no more, and the stretches never add up."""
-        if self.mapping is None or not _CAN_RELEASE:
-            return
+        if self.mapping is None or not _CAN_RELEASE or (before_row is not None and self.reader is not None):
+            return  # with a reader, a search maps no page past the kept ones: nothing to let go of
         page = mmap.PAGESIZE
         start = -(-(self.offset + KEEP_MAPPED_BYTES) // page) * page
         if before_row is None:
@@ -161,7 +191,8 @@ def map_rows(path: Path, shape: Sequence[int]) -> VectorRows | None:
     mapped = map_member(path, "vectors", np.int8, shape)
     if mapped is None:
         return None
-    return VectorRows(*mapped)
+    array, mapping, offset = mapped
+    return VectorRows(array, mapping, offset, RowReader.open(path, int(shape[1]), offset))
 
 
 def map_member(

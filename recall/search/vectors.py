@@ -451,7 +451,7 @@ class VectorIndex:
         for start in range(0, positions.size, _SCORE_CHUNK):
             at = order[start : start + _SCORE_CHUNK]
             chunk = positions[at]
-            dots = np.einsum("ij,j->i", self.vectors[chunk].astype(np.float32), query)
+            dots = np.einsum("ij,j->i", self.vectors.gather(chunk).astype(np.float32), query)
             out[at] = dots * self.scales[chunk]
             self.vectors.let_go(int(chunk[-1]))
         self.vectors.let_go()
