@@ -41,9 +41,9 @@ _WRITE_ROWS = 16_384  # rows copied at a time when a snapshot is written
 _CAN_RELEASE = hasattr(mmap, "MADV_DONTNEED") and hasattr(mmap.mmap, "madvise")
 # Mapped vector bytes a search reads through the mapping and leaves mapped for the next one; rows
 # past them are read by the kernel (``VectorRows.gather``). At a million 384-d rows (366 MiB) an MCP
-# server then holds ~570 MiB after its searches, under issue 16's 600 (adr/0043); an index of up to
-# ~700,000 rows reads everything through the mapping.
-KEEP_MAPPED_BYTES = 256 * 2**20
+# server then holds ~550 MiB after its searches, under issue 16's 600 (adr/0043); an index of up to
+# ~520,000 rows reads everything through the mapping.
+KEEP_MAPPED_BYTES = 192 * 2**20
 
 
 class VectorRows:
