@@ -8,6 +8,7 @@ pages past ``KEEP_MAPPED_BYTES``. Measured in ``/proc/self/smaps``: Linux only.
 from __future__ import annotations
 
 import mmap
+import os
 from pathlib import Path
 
 import numpy as np
@@ -106,7 +107,8 @@ def test_the_chunked_prefilter_counts_the_same_hamming_distances(monkeypatch: py
 
 
 kernel_reads = pytest.mark.skipif(
-    RowReader.open(Path(__file__), 1, 0) is None, reason="no Linux AIO in this kernel or process"
+    RowReader.open(os.open(__file__, os.O_RDONLY), 1, 0) is None,
+    reason="no Linux AIO in this kernel or process",
 )
 
 
@@ -137,3 +139,16 @@ def test_a_refused_read_falls_back_to_the_mapping_with_the_same_scores(
     monkeypatch.setattr(index.vectors.reader, "read", refuse)
     assert index.search(query, k=20) == expected
     assert index.vectors.reader is None  # from now on through the mapping
+
+
+@kernel_reads
+def test_the_kernel_reads_the_file_the_index_maps_even_once_replaced(tmp_path: Path) -> None:
+    """Another process may write a new snapshot over the path (adr/0041): the reader keeps to the
+    file the mapping views, never mixing rows of two files."""
+    index, path = mapped_index(tmp_path)
+    path.rename(tmp_path / "old.npz")
+    path.write_bytes(b"\1" * (ROWS * DIM + 4096))  # a new file at the old path
+    reader = index.vectors.reader
+    assert reader is not None
+    rows = np.arange(ROWS - 50, ROWS, dtype=np.int64)
+    assert np.array_equal(reader.read(rows), index.vectors.base[rows])

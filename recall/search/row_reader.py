@@ -22,7 +22,6 @@ import sys
 import weakref
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
 
 # io_setup, io_destroy, io_submit, io_getevents
 _SYSCALLS = {"x86_64": (206, 207, 209, 208), "aarch64": (0, 1, 2, 4)}
-BATCH = 4_096  # requests per io_submit; the context reserves this many of the system's aio-max-nr
+BATCH = 1_024  # requests per io_submit; the context reserves this many of the system's aio-max-nr
 _IOCB = np.dtype(
     [("data", "<u8"), ("key", "<u4"), ("rw_flags", "<i4"), ("opcode", "<u2"), ("reqprio", "<i2"),
      ("fildes", "<u4"), ("buf", "<u8"), ("nbytes", "<u8"), ("offset", "<i8"), ("reserved2", "<u8"),
@@ -70,19 +69,13 @@ class RowReader:
         weakref.finalize(self, _close, fd, context)
 
     @classmethod
-    def open(cls, path: Path, row_bytes: int, offset: int) -> RowReader | None:
-        """A reader of ``path``, or None where this kernel or process offers no AIO."""
+    def open(cls, fd: int, row_bytes: int, offset: int) -> RowReader | None:
+        """A reader of the file open as ``fd``, which it owns from now on (and closes); None,
+        with ``fd`` closed, where this kernel or process offers no AIO."""
         found = _syscall()
-        if found is None:
-            return None
-        call, (setup, *_) = found
         context = ctypes.c_ulong(0)
-        if call(ctypes.c_long(setup), ctypes.c_long(BATCH), ctypes.byref(context)) != 0:
-            return None
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            _close(-1, context.value)
+        if found is None or found[0](ctypes.c_long(found[1][0]), ctypes.c_long(BATCH), ctypes.byref(context)):
+            os.close(fd)
             return None
         return cls(fd, context.value, row_bytes, offset)
 

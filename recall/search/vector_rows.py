@@ -22,6 +22,7 @@ mapped only when it is stored uncompressed with the expected header; anything el
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -191,16 +192,17 @@ def map_rows(path: Path, shape: Sequence[int]) -> VectorRows | None:
     mapped = map_member(path, "vectors", np.int8, shape)
     if mapped is None:
         return None
-    array, mapping, offset = mapped
-    return VectorRows(array, mapping, offset, RowReader.open(path, int(shape[1]), offset))
+    array, mapping, offset, fd = mapped
+    # The reader reads the file the mapping views, even if the path was replaced since.
+    return VectorRows(array, mapping, offset, RowReader.open(fd, int(shape[1]), offset))
 
 
 def map_member(
     path: Path, name: str, dtype: type[np.generic], shape: Sequence[int]
-) -> tuple[NDArray[Any], mmap.mmap, int] | None:
+) -> tuple[NDArray[Any], mmap.mmap, int, int] | None:
     """Member ``name`` of the snapshot at ``path`` as a read-only mapping of the file, with the
-    mapping and where the array starts in it; None when it is not stored as a plain uncompressed
-    array of ``dtype`` and ``shape``."""
+    mapping, where the array starts in it and a descriptor of the same file (the caller's to
+    close); None when it is not stored as a plain uncompressed array of ``dtype`` and ``shape``."""
     try:
         with zipfile.ZipFile(path) as archive:
             info = archive.getinfo(f"{name}.npy")
@@ -226,6 +228,7 @@ def map_member(
             if count == 0:
                 return None
             mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            fd = os.dup(handle.fileno())
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, struct.error):
         return None
     if hasattr(mapping, "madvise") and hasattr(mmap, "MADV_RANDOM"):
@@ -233,5 +236,6 @@ def map_member(
     try:
         array = np.frombuffer(mapping, dtype=dtype, count=count, offset=offset).reshape(tuple(shape))
     except ValueError:  # the file is shorter than its header says
+        os.close(fd)
         return None
-    return array, mapping, offset
+    return array, mapping, offset, fd
