@@ -2,11 +2,11 @@
 
 A vector search rescores 10,000 rows scattered over a million (adr/0006). Read through the
 snapshot's mapping, each one maps 64 KiB of pages or more into the process (the kernel's
-fault-around), so a search made 260-340 MiB of the 366 MiB of vectors resident; letting those pages
+fault-around), so a search made ~280 MiB of the 366 MiB of vectors resident; letting those pages
 go and faulting them in again cost 11 ms of CPU a search under load (adr/0043). Linux's native
-asynchronous I/O takes every row of a search in one ``io_submit``: the kernel copies each from the
+asynchronous I/O takes up to ``BATCH`` rows in one ``io_submit``: the kernel copies each from the
 page cache into a buffer of the process (completed before the call returns, since the file is not
-opened with ``O_DIRECT``), 1 µs a row, and maps nothing. ``os.pread`` row by row costs 2 µs a row.
+opened with ``O_DIRECT``), ~1 µs a row, and maps nothing. ``os.pread`` row by row costs 2-3 µs.
 
 Only on Linux, little-endian, x86-64 and arm64 (the system call numbers differ elsewhere); where
 ``io_setup`` fails (no AIO in the kernel, a seccomp filter, the system's ``aio-max-nr`` in use)
@@ -16,6 +16,7 @@ Only on Linux, little-endian, x86-64 and arm64 (the system call numbers differ e
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import platform
 import sys
@@ -96,6 +97,8 @@ class RowReader:
             while done < max(sent, 0):  # buffered reads complete inside io_submit: no wait here
                 got = call(ctypes.c_long(getevents), ctypes.c_ulong(self.context), ctypes.c_long(sent - done),
                            ctypes.c_long(sent - done), ctypes.c_void_p(self._events[done:].ctypes.data), None)  # fmt: skip
+                if got < 0 and ctypes.get_errno() == errno.EINTR:
+                    continue  # a signal arrived while waiting: the reads are still there to reap
                 if got <= 0:
                     raise OSError(ctypes.get_errno(), "io_getevents failed")
                 done += got

@@ -327,7 +327,7 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
     if snapshot is not None:
         if len(index) >= SNAPSHOT_MIN_ROWS and (refreshed.loaded >= SNAPSHOT_MIN_ROWS or refreshed.reloaded):
             index.save(snapshot, identity)
-            # Reading the rows left their batches' freed heap behind: ~100 MiB at a million (adr/0043).
+            # Reading the rows left their batches' freed heap behind: ~90 MiB at a million (adr/0043).
             heap_trim.give_back()
         elif refreshed.reloaded:
             snapshot.unlink(missing_ok=True)

@@ -9,10 +9,9 @@ counts in the process's resident memory while it stays mapped, and the kernel ma
 large folio) at each fault, so a search reads only the first ``KEEP_MAPPED_BYTES`` of rows through
 the mapping and has the kernel copy the others (``recall.search.row_reader``), or, where it cannot,
 lets go of their pages as it reads them (``let_go``, adr/0043). Once searches stop for a moment the
-process lets go of every page (``release``), so an idle server holds none. Mapped rows are
-never written: a row that must change (its session gained a turn,
-so it is mixed again) is copied to the rows ``added`` after the mapping, and its old place hidden
-(``VectorIndex._move_to_end``).
+process lets go of every page (``release``), so an idle server holds none. Mapped rows are never
+written: a row that must change (its session gained a turn, so it is mixed again) is copied to the
+rows ``added`` after the mapping, and its old place hidden (``VectorIndex._move_to_end``).
 
 The snapshot stays the ``.npz`` file ``numpy.savez`` writes (uncompressed zip members holding
 ``.npy`` arrays), so older files load and older recall versions read the new ones. A member is
@@ -100,8 +99,8 @@ class VectorRows:
         holds row ``before_row`` (all of them when None), from resident memory.
 
         The kernel maps a file's pages 64 KiB or a whole large folio at a fault, so the 10,000
-        scattered rows one search rescores at a million rows made 260-340 MiB of a 366 MiB mapping
-        resident, and a burst of searches all of it (adr/0043). A search reads its rows in file
+        scattered rows one search rescores at a million rows made ~280 MiB of a 366 MiB mapping
+        resident, and a burst of searches all of it (adr/0043). Used where there is no ``reader``. A search reads its rows in file
         order and lets go of each stretch behind it: every page is still faulted in once per
         search, no more, and the stretches never add up."""
         if self.mapping is None or not _CAN_RELEASE or (before_row is not None and self.reader is not None):
