@@ -128,7 +128,7 @@ class VectorRows:
     def extend(self, rows: NDArray[np.int8]) -> None:
         """Add rows at the end; the first rows of an empty index are taken as they are, not copied."""
         if not len(self):
-            self.base, self.mapping = rows, None
+            self.base, self.mapping, self.reader = rows, None, None
         else:
             self.added = np.concatenate([self.added, rows])
 
