@@ -70,6 +70,8 @@ def test_a_search_leaves_only_the_kept_part_of_the_mapped_vectors_resident(
     """Rows past the kept part are read by the kernel (``RowReader``), or, where it cannot,
     through the mapping and let go of as the search goes."""
     monkeypatch.setattr(vector_rows, "KEEP_MAPPED_BYTES", 1 << 20, raising=False)
+    # A pool of 10,000 in 60,000 rows is too dense for kernel reads to pay (a million rows is not).
+    monkeypatch.setattr(vector_rows, "_KERNEL_READS_UP_TO", 10**6, raising=False)
     index, path = mapped_index(tmp_path)
     if reads == "through the mapping":
         index.vectors.reader = None
@@ -82,6 +84,22 @@ def test_a_search_leaves_only_the_kept_part_of_the_mapped_vectors_resident(
         _, rss = resident_kib(path)
         # 1 MiB kept, plus the page the array starts in; 10,000 scattered rows touched ~all 22 MiB.
         assert rss <= 1024 + 64, rss
+
+
+@linux_only
+def test_a_scan_of_every_row_reads_through_the_mapping_and_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows as dense as a scan's cost less mapped than read one by one; their pages still go."""
+    monkeypatch.setattr(vector_rows, "KEEP_MAPPED_BYTES", 1 << 20, raising=False)
+    index, path = mapped_index(tmp_path)
+    if index.vectors.reader is not None:
+        monkeypatch.setattr(index.vectors.reader, "read", lambda rows: pytest.fail("read row by row"))
+    query = index.vectors.base[5].astype(np.float32) * index.scales[5]
+    scores = index.exact_scores(query, np.arange(ROWS, dtype=np.int64))
+    assert int(np.argmax(scores)) == 5
+    _, rss = resident_kib(path)
+    assert rss <= 1024 + 64, rss
 
 
 @linux_only
@@ -128,6 +146,7 @@ def test_a_refused_read_falls_back_to_the_mapping_with_the_same_scores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_rows, "KEEP_MAPPED_BYTES", 1 << 20, raising=False)
+    monkeypatch.setattr(vector_rows, "_KERNEL_READS_UP_TO", 10**6, raising=False)
     index, _ = mapped_index(tmp_path)
     query = index.vectors.base[99].astype(np.float32) * index.scales[99]
     expected = index.search(query, k=20)

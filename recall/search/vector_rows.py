@@ -44,6 +44,10 @@ _CAN_RELEASE = hasattr(mmap, "MADV_DONTNEED") and hasattr(mmap.mmap, "madvise")
 # server then holds ~550 MiB after its searches, under issue 16's 600 (adr/0043); an index of up to
 # ~520,000 rows reads everything through the mapping.
 KEEP_MAPPED_BYTES = 192 * 2**20
+# A fault maps the 64 KiB around it (fault-around): with more than this many wanted rows in each,
+# mapping them costs less than the kernel's ~1 µs a row of reading them (a scan of every row).
+_FAULT_AROUND = 64 * 1024
+_KERNEL_READS_UP_TO = 6
 
 
 class VectorRows:
@@ -65,22 +69,28 @@ class VectorRows:
         self.reader = reader  # reads mapped rows past ``KEEP_MAPPED_BYTES`` without mapping them
 
     def gather(self, positions: NDArray[np.int64]) -> NDArray[np.int8]:
-        """``self[positions]`` for a search: mapped rows past the first ``KEEP_MAPPED_BYTES`` are
-        read by the kernel (``RowReader``) instead of through the mapping, so their pages never
-        count in this process's memory (adr/0043). Where that fails, through the mapping."""
-        if self.reader is None:
+        """``self[positions]`` for a search, leaving no mapped page past the first
+        ``KEEP_MAPPED_BYTES`` in this process's memory (adr/0043). Scattered rows there are read by
+        the kernel (``RowReader``); rows as dense as a scan's, or all of them where there is no
+        reader, are read through the mapping and their pages let go of at once (``let_go``)."""
+        if self.mapping is None:
             return self[positions]
         far = (positions >= KEEP_MAPPED_BYTES // self.base.shape[1]) & (positions < self.frozen)
         if not far.any():
             return self[positions]
-        try:
-            read = self.reader.read(positions[far])
-        except OSError:
-            self.reader = None  # this kernel or process refuses: read through the mapping from now on
-            return self[positions]
-        out = np.empty((positions.size, self.base.shape[1]), dtype=np.int8)
-        out[far] = read
-        out[~far] = self[positions[~far]]
+        rows = positions[far]
+        span = (int(rows.max()) - int(rows.min()) + 1) * int(self.base.shape[1])
+        if self.reader is not None and rows.size * _FAULT_AROUND < _KERNEL_READS_UP_TO * span:
+            try:
+                read = self.reader.read(rows)
+            except OSError:
+                self.reader = None  # this kernel or process refuses: through the mapping from now on
+            else:
+                out = np.empty((positions.size, self.base.shape[1]), dtype=np.int8)
+                out[far], out[~far] = read, self[positions[~far]]
+                return out
+        out = self[positions]
+        self.let_go(int(rows.max()))
         return out
 
     @property
@@ -100,11 +110,10 @@ class VectorRows:
 
         The kernel maps a file's pages 64 KiB or a whole large folio at a fault, so the 10,000
         scattered rows one search rescores at a million rows made ~280 MiB of a 366 MiB mapping
-        resident, and a burst of searches all of it (adr/0043). Used where there is no ``reader``. A search reads its rows in file
-        order and lets go of each stretch behind it: every page is still faulted in once per
-        search, no more, and the stretches never add up."""
-        if self.mapping is None or not _CAN_RELEASE or (before_row is not None and self.reader is not None):
-            return  # with a reader, a search maps no page past the kept ones: nothing to let go of
+        resident, and a burst of searches all of it (adr/0043). Read in file order and let go of
+        behind, every page is faulted in at most once a search and the stretches never add up."""
+        if self.mapping is None or not _CAN_RELEASE:
+            return
         page = mmap.PAGESIZE
         start = -(-(self.offset + KEEP_MAPPED_BYTES) // page) * page
         if before_row is None:

@@ -445,16 +445,14 @@ class VectorIndex:
         instead of 9-14 (adr/0037); numpy's own loop costs ~0.2 ms more for 10,000 rows.
         """
         out = np.empty(positions.size, dtype=np.float32)
-        # In file order. Mapped rows past the kept part are read by the kernel (``VectorRows.gather``)
-        # or, where it cannot, their pages are let go of behind (``let_go``): either way they never
-        # add up in the process's memory (adr/0043).
+        # In file order: mapped rows past the kept part never add up in the process's memory, read
+        # by the kernel or let go of behind (``VectorRows.gather``, adr/0043).
         order = np.argsort(positions, kind="stable")
         for start in range(0, positions.size, _SCORE_CHUNK):
             at = order[start : start + _SCORE_CHUNK]
             chunk = positions[at]
             dots = np.einsum("ij,j->i", self.vectors.gather(chunk).astype(np.float32), query)
             out[at] = dots * self.scales[chunk]
-            self.vectors.let_go(int(chunk[-1]))
         self.vectors.let_go()
         return out
 
