@@ -10,9 +10,11 @@ records), its vectors stored under the real embedding model's key, so the server
 its own. The server is ``python -m recall --db … mcp`` over stdio, spoken to in raw JSON-RPC: after
 ``initialize`` it answers ``--searches`` ``memory_hybrid_search`` calls (the first one loads the
 vector index and the embedding model). Then the server's ``/proc/<pid>/status`` gives its resident
-memory (``VmRSS``, split into anonymous and file-backed pages) and its peak (``VmHWM``), after the
-first search, after the last, and at rest, a few seconds after the last (adr/0041: the server
-then lets go of the snapshot pages its searches mapped).
+memory (``VmRSS``, split into anonymous and file-backed pages; ``/proc/<pid>/smaps`` gives how
+much of the latter is the index snapshot's mapped pages) and its peak (``VmHWM``), after the first
+search, after the last, and at rest, a few seconds after the last (adr/0041: the server then lets
+go of all the snapshot pages its searches mapped; while it searches it keeps at most 192 MiB of
+them, adr/0043).
 
 Two starts are measured: **first**, with no index snapshot beside the database (the index is read
 from SQLite and the snapshot written), and **restart**, from the snapshot the first start wrote.
@@ -67,7 +69,7 @@ def stored_vectors(db: Path) -> int:
 
 
 def status(pid: int) -> dict[str, float]:
-    """VmRSS, RssAnon, RssFile and VmHWM of ``pid`` in MiB."""
+    """VmRSS, RssAnon, RssFile, VmHWM and the snapshot's mapped pages of ``pid`` in MiB."""
     wanted = {
         "VmRSS": "rss_mib",
         "RssAnon": "rss_anon_mib",
@@ -79,7 +81,20 @@ def status(pid: int) -> dict[str, float]:
         name, _, value = line.partition(":")
         if name in wanted:
             out[wanted[name]] = round(int(value.split()[0]) / 1024, 1)
+    out["snapshot_mib"] = snapshot_resident_mib(pid)
     return out
+
+
+def snapshot_resident_mib(pid: int) -> float:
+    """The part of ``rss_file_mib`` that is the index snapshot's mapped pages (adr/0041, adr/0043)."""
+    kib, inside = 0, False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and not fields[0].endswith(":"):  # a mapping's first line: range, perms, …, path
+            inside = fields[-1].endswith(".npz")
+        elif inside and fields[0] == "Rss:":
+            kib += int(fields[1])
+    return round(kib / 1024, 1)
 
 
 class Server:

@@ -17,6 +17,7 @@ import pytest
 from recall.config import MODEL_DIR_ENV
 from recall.errors import ModelUnavailable
 from recall.search import embedder as emb
+from recall.search import heap_trim
 from recall.search.embedder import FakeEmbedder, OnnxEmbedder, get_embedder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -249,3 +250,31 @@ def test_importing_the_embedder_loads_no_heavy_module() -> None:
     )
 
     assert result.stdout.strip() == "[]"
+
+
+# A fresh interpreter per side: the heap left by a load depends on everything the process did before.
+_LOAD = """
+import sys
+from pathlib import Path
+from recall.search import embedder, heap_trim
+if sys.argv[1] == "keep":
+    heap_trim.give_back = lambda: False
+vectors = embedder.OnnxEmbedder().embed_documents(["the lock timeout on the import worker", "x", ""])
+anon = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("RssAnon"))
+sys.stdout.write(vectors.tobytes().hex() + " " + anon.split()[1])
+"""
+
+
+@pytest.mark.skipif(not heap_trim.supported(), reason="malloc_trim is glibc's")
+def test_the_model_load_hands_its_freed_heap_back_and_embeds_the_same() -> None:
+    """adr/0043: ~50 MiB the load frees go back to the kernel; the session is untouched, so the
+    vectors are the same bytes."""
+    sides = {}
+    for side in ("keep", "trim"):
+        done = subprocess.run(
+            [sys.executable, "-c", _LOAD, side], capture_output=True, text=True, check=True, cwd=REPO
+        )
+        vectors, anon_kib = done.stdout.split()
+        sides[side] = (vectors, int(anon_kib))
+    assert sides["trim"][0] == sides["keep"][0]
+    assert sides["keep"][1] - sides["trim"][1] > 20 * 1024, sides["keep"][1] - sides["trim"][1]

@@ -238,6 +238,7 @@ def test_an_edit_updates_the_in_memory_index_without_reloading_it(
 def test_exact_scores_are_the_dequantised_cosines_in_any_order_and_across_chunks() -> None:
     import numpy as np
 
+    from recall.search.vector_rows import VectorRows
     from recall.search.vectors import _EXACT_CHUNK, VectorIndex, quantize
 
     rng = np.random.default_rng(3)
@@ -246,7 +247,8 @@ def test_exact_scores_are_the_dequantised_cosines_in_any_order_and_across_chunks
     query = matrix[7] + 0.5 * matrix[_EXACT_CHUNK + 9]
     query = (query / np.linalg.norm(query)).astype(np.float32)
     index = VectorIndex(1, 384)
-    index.vectors, index.scales = quantize(matrix)
+    vectors, index.scales = quantize(matrix)
+    index.vectors = VectorRows(vectors)
     positions = rng.permutation(len(matrix))
     got = index.exact_scores(query, positions)
     dequantised = index.vectors[positions].astype(np.float64) * index.scales[positions, None]

@@ -4,12 +4,14 @@ Issue 16 asks for an MCP server holding 1,000,000 vectors in at most 600 MiB. Th
 366 MiB at 384 dimensions, and a search reads only the rows its sign-bit prefilter keeps (10,000
 of a million). So the snapshot's ``vectors`` member is memory-mapped, read-only (adr/0041): its
 pages are the page cache's, shared by every process that maps the same snapshot, and the kernel
-can drop them and read them again; none of them is the process's own memory. Once searches stop
-for a moment the process lets go of the pages it mapped (``release``), so an idle server holds
-none of them; letting go after every search would cost ~36 ms of page faults per search at a
-million rows. Mapped rows are never written: a row that must change (its session gained a turn,
-so it is mixed again) is copied to the rows ``added`` after the mapping, and its old place hidden
-(``VectorIndex._move_to_end``).
+can drop them and read them again; none of them is the process's own memory. Yet a mapped page
+counts in the process's resident memory while it stays mapped, and the kernel maps 64 KiB (or a
+large folio) at each fault, so a search reads only the first ``KEEP_MAPPED_BYTES`` of rows through
+the mapping and has the kernel copy the others (``recall.search.row_reader``), or, where it cannot,
+lets go of their pages as it reads them (``let_go``, adr/0043). Once searches stop for a moment the
+process lets go of every page (``release``), so an idle server holds none. Mapped rows are never
+written: a row that must change (its session gained a turn, so it is mixed again) is copied to the
+rows ``added`` after the mapping, and its old place hidden (``VectorIndex._move_to_end``).
 
 The snapshot stays the ``.npz`` file ``numpy.savez`` writes (uncompressed zip members holding
 ``.npy`` arrays), so older files load and older recall versions read the new ones. A member is
@@ -19,6 +21,7 @@ mapped only when it is stored uncompressed with the expected header; anything el
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -27,6 +30,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from recall.search.row_reader import RowReader
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -34,6 +39,15 @@ _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # zip local file header: signature â
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _WRITE_ROWS = 16_384  # rows copied at a time when a snapshot is written
 _CAN_RELEASE = hasattr(mmap, "MADV_DONTNEED") and hasattr(mmap.mmap, "madvise")
+# Mapped vector bytes a search reads through the mapping and leaves mapped for the next one; rows
+# past them are read by the kernel (``VectorRows.gather``). At a million 384-d rows (366 MiB) an MCP
+# server then holds ~550 MiB after its searches, under issue 16's 600 (adr/0043); an index of up to
+# ~520,000 rows reads everything through the mapping.
+KEEP_MAPPED_BYTES = 192 * 2**20
+# A fault maps the 64 KiB around it (fault-around): with more than this many wanted rows in each,
+# mapping them costs less than the kernel's ~1 Âµs a row of reading them (a scan of every row).
+_FAULT_AROUND = 64 * 1024
+_KERNEL_READS_UP_TO = 6
 
 
 class VectorRows:
@@ -41,10 +55,43 @@ class VectorRows:
     ``added`` since. A row added to a mapped index goes to ``added``, so one new vector does not copy
     a million mapped ones into memory. Indexing takes positions over both parts, as one array would."""
 
-    def __init__(self, base: NDArray[np.int8], mapping: mmap.mmap | None = None) -> None:
+    def __init__(
+        self,
+        base: NDArray[np.int8],
+        mapping: mmap.mmap | None = None,
+        offset: int = 0,
+        reader: RowReader | None = None,
+    ) -> None:
         self.base = base
         self.added: NDArray[np.int8] = np.zeros((0, base.shape[1]), dtype=np.int8)
         self.mapping = mapping  # the read-only file mapping ``base`` views, if it views one
+        self.offset = offset  # where ``base`` starts in the mapping
+        self.reader = reader  # reads mapped rows past ``KEEP_MAPPED_BYTES`` without mapping them
+
+    def gather(self, positions: NDArray[np.int64]) -> NDArray[np.int8]:
+        """``self[positions]`` for a search, leaving no mapped page past the first
+        ``KEEP_MAPPED_BYTES`` in this process's memory (adr/0043). Scattered rows there are read by
+        the kernel (``RowReader``); rows as dense as a scan's, or all of them where there is no
+        reader, are read through the mapping and their pages let go of at once (``let_go``)."""
+        if self.mapping is None:
+            return self[positions]
+        far = (positions >= KEEP_MAPPED_BYTES // self.base.shape[1]) & (positions < self.frozen)
+        if not far.any():
+            return self[positions]
+        rows = positions[far]
+        span = (int(rows.max()) - int(rows.min()) + 1) * int(self.base.shape[1])
+        if self.reader is not None and rows.size * _FAULT_AROUND < _KERNEL_READS_UP_TO * span:
+            try:
+                read = self.reader.read(rows)
+            except OSError:
+                self.reader = None  # this kernel or process refuses: through the mapping from now on
+            else:
+                out = np.empty((positions.size, self.base.shape[1]), dtype=np.int8)
+                out[far], out[~far] = read, self[positions[~far]]
+                return out
+        out = self[positions]
+        self.let_go(int(rows.max()))
+        return out
 
     @property
     def frozen(self) -> int:
@@ -56,6 +103,25 @@ class VectorRows:
         keeps them, so the next read maps them again without reading the disk (Linux, macOS)."""
         if self.mapping is not None and _CAN_RELEASE:
             self.mapping.madvise(mmap.MADV_DONTNEED)
+
+    def let_go(self, before_row: int | None = None) -> None:
+        """Drop the mapped pages past the first ``KEEP_MAPPED_BYTES`` of rows, up to the page that
+        holds row ``before_row`` (all of them when None), from resident memory.
+
+        The kernel maps a file's pages 64 KiB or a whole large folio at a fault, so the 10,000
+        scattered rows one search rescores at a million rows made ~280 MiB of a 366 MiB mapping
+        resident, and a burst of searches all of it (adr/0043). Read in file order and let go of
+        behind, every page is faulted in at most once a search and the stretches never add up."""
+        if self.mapping is None or not _CAN_RELEASE:
+            return
+        page = mmap.PAGESIZE
+        start = -(-(self.offset + KEEP_MAPPED_BYTES) // page) * page
+        if before_row is None:
+            end = len(self.mapping)
+        else:
+            end = (self.offset + min(before_row, self.frozen) * int(self.base.shape[1])) // page * page
+        if end > start:
+            self.mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -71,7 +137,7 @@ class VectorRows:
     def extend(self, rows: NDArray[np.int8]) -> None:
         """Add rows at the end; the first rows of an empty index are taken as they are, not copied."""
         if not len(self):
-            self.base, self.mapping = rows, None
+            self.base, self.mapping, self.reader = rows, None, None
         else:
             self.added = np.concatenate([self.added, rows])
 
@@ -134,14 +200,17 @@ def map_rows(path: Path, shape: Sequence[int]) -> VectorRows | None:
     mapped = map_member(path, "vectors", np.int8, shape)
     if mapped is None:
         return None
-    return VectorRows(*mapped)
+    array, mapping, offset, fd = mapped
+    # The reader reads the file the mapping views, even if the path was replaced since.
+    return VectorRows(array, mapping, offset, RowReader.open(fd, int(shape[1]), offset))
 
 
 def map_member(
     path: Path, name: str, dtype: type[np.generic], shape: Sequence[int]
-) -> tuple[NDArray[Any], mmap.mmap] | None:
+) -> tuple[NDArray[Any], mmap.mmap, int, int] | None:
     """Member ``name`` of the snapshot at ``path`` as a read-only mapping of the file, with the
-    mapping; None when it is not stored as a plain uncompressed array of ``dtype`` and ``shape``."""
+    mapping, where the array starts in it and a descriptor of the same file (the caller's to
+    close); None when it is not stored as a plain uncompressed array of ``dtype`` and ``shape``."""
     try:
         with zipfile.ZipFile(path) as archive:
             info = archive.getinfo(f"{name}.npy")
@@ -167,6 +236,7 @@ def map_member(
             if count == 0:
                 return None
             mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            fd = os.dup(handle.fileno())
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, struct.error):
         return None
     if hasattr(mapping, "madvise") and hasattr(mmap, "MADV_RANDOM"):
@@ -174,5 +244,6 @@ def map_member(
     try:
         array = np.frombuffer(mapping, dtype=dtype, count=count, offset=offset).reshape(tuple(shape))
     except ValueError:  # the file is shorter than its header says
+        os.close(fd)
         return None
-    return array, mapping
+    return array, mapping, offset, fd
