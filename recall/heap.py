@@ -7,6 +7,11 @@ one, so the same pages went back to the kernel and were faulted in again: 1.2 mi
 faults and a third of the CPU time of a 20,000-message import (adr/0042). Inside ``roomy_heap`` up to
 ``KEEP_BYTES`` of free memory stay with the process; on leaving, the threshold is glibc's default
 again. Elsewhere (macOS, musl) this does nothing: their allocators have no such setting.
+
+The opposite is wanted after a one-off load that will not happen again (the embedding model, a
+vector index: adr/0043): glibc returns memory only at the heap's top, so the blocks such a load
+freed stayed resident for the life of an MCP server. ``give_back`` calls ``malloc_trim(0)``, which
+hands back every whole free page wherever it lies; it does nothing inside ``roomy_heap``.
 """
 
 from __future__ import annotations
@@ -27,25 +32,58 @@ _holders = 0
 
 
 @cache
-def _mallopt() -> Callable[[int, int], int] | None:
-    """glibc's ``mallopt``, or None on a C library without it (or one that only pretends to)."""
+def _glibc() -> ctypes.CDLL | None:
+    """This process's C library when it is glibc: musl exports a ``mallopt`` that ignores its
+    arguments, and macOS has neither call."""
     if not sys.platform.startswith("linux"):
         return None
     try:
         libc = ctypes.CDLL(None)
     except OSError:
         return None
-    if not hasattr(libc, "gnu_get_libc_version") or not hasattr(libc, "mallopt"):
-        return None  # musl exports a mallopt that ignores its arguments
+    return libc if hasattr(libc, "gnu_get_libc_version") else None
+
+
+@cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    libc = _glibc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return None
     mallopt = libc.mallopt
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return mallopt
 
 
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    libc = _glibc()
+    if libc is None or not hasattr(libc, "malloc_trim"):
+        return None
+    trim = libc.malloc_trim
+    trim.argtypes = (ctypes.c_size_t,)
+    trim.restype = ctypes.c_int
+    return trim
+
+
 def supported() -> bool:
     """Whether this process's allocator takes the setting (glibc)."""
     return _mallopt() is not None
+
+
+def can_give_back() -> bool:
+    """Whether this process's C library has ``malloc_trim`` (glibc)."""
+    return _malloc_trim() is not None
+
+
+def give_back() -> bool:
+    """Return the heap's free pages to the kernel; False when there is no such call, or while an
+    import keeps its heap on purpose (``roomy_heap``, adr/0042)."""
+    trim = _malloc_trim()
+    if trim is None or roomy():
+        return False
+    trim(0)
+    return True
 
 
 def roomy() -> bool:

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from recall import heap
 from recall.config import MODEL_DIR_ENV
 from recall.errors import ModelUnavailable
 from recall.search import embedder as emb
-from recall.search import heap_trim
 from recall.search.embedder import FakeEmbedder, OnnxEmbedder, get_embedder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -256,16 +256,17 @@ def test_importing_the_embedder_loads_no_heavy_module() -> None:
 _LOAD = """
 import sys
 from pathlib import Path
-from recall.search import embedder, heap_trim
+from recall import heap
+from recall.search import embedder
 if sys.argv[1] == "keep":
-    heap_trim.give_back = lambda: False
+    heap.give_back = lambda: False
 vectors = embedder.OnnxEmbedder().embed_documents(["the lock timeout on the import worker", "x", ""])
 anon = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("RssAnon"))
 sys.stdout.write(vectors.tobytes().hex() + " " + anon.split()[1])
 """
 
 
-@pytest.mark.skipif(not heap_trim.supported(), reason="malloc_trim is glibc's")
+@pytest.mark.skipif(not heap.can_give_back(), reason="malloc_trim is glibc's")
 def test_the_model_load_hands_its_freed_heap_back_and_embeds_the_same() -> None:
     """adr/0043: ~50 MiB the load frees go back to the kernel; the session is untouched, so the
     vectors are the same bytes."""

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+from recall import heap
 from recall.config import MODEL_DIR_ENV, recall_home
 from recall.errors import ModelUnavailable
 from recall.private_files import open_private
-from recall.search import heap_trim
 
 if TYPE_CHECKING:
     import numpy as np
@@ -340,7 +340,7 @@ class _Runtime:
         # Read from a real output: exports often leave the hidden size symbolic. Also warms the session.
         self.dim = int(self.embed([""], 1, 1).shape[1])
         # The load freed ~50 MiB of heap that glibc would otherwise keep for the process's lifetime.
-        heap_trim.give_back()
+        heap.give_back()
 
     def embed(self, texts: Sequence[str], max_batch_tokens: int, max_batch_texts: int) -> Vectors:
         import numpy as np

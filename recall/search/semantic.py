@@ -310,7 +310,7 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
     snapshot again. After a full reload it rewrites the snapshot, or deletes it for a small index,
     so a forgotten row's vector does not outlive the row.
     """
-    from recall.search import heap_trim
+    from recall import heap
     from recall.search.vectors import VectorIndex
 
     key = model_key(store, embedder)
@@ -321,14 +321,14 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
     if index is None:
         index = cache[key] = VectorIndex(key, embedder.dim)
         if snapshot is not None and snapshot.exists() and index.restore(snapshot, identity):
-            heap_trim.give_back()  # reading the file's members left ~30 MiB of freed heap at 1M rows
+            heap.give_back()  # reading the file's members left ~30 MiB of freed heap at 1M rows
     with store.reading() as conn:
         refreshed = index.refresh(conn)
     if snapshot is not None:
         if len(index) >= SNAPSHOT_MIN_ROWS and (refreshed.loaded >= SNAPSHOT_MIN_ROWS or refreshed.reloaded):
             index.save(snapshot, identity)
             # Reading the rows left their batches' freed heap behind: ~90 MiB at a million (adr/0043).
-            heap_trim.give_back()
+            heap.give_back()
         elif refreshed.reloaded:
             snapshot.unlink(missing_ok=True)
     return index
