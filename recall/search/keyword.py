@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from recall.dbtime import to_db_time, utc_now
@@ -119,10 +119,15 @@ def keyword_candidates(
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
     asked = max(depth, RESCORE_DEPTH)
+    if kind is None and only is None:
+        matching = _matching_rowids(conn, match, project, asked)
+        if len(matching) < asked:  # every row of the project that matches: FTS5's order is not needed
+            ranked = lambda: _ranked_rowids(conn, match, None, project, asked)
+            return _rescored(conn, query, matching, project, depth, complete=True, fts5=ranked)
     found = _ranked_rowids(conn, match, kind, project, asked, only)
     # Fewer rows than asked for, with no kind or tag filter: every matching row is a candidate.
     complete = len(found) < asked and kind is None and only is None
-    return _rescored(conn, query, found, project, depth, complete=complete)
+    return _rescored(conn, query, found, project, depth, complete=complete, fts5=lambda: found)
 
 
 def keyword_rowids(
@@ -144,7 +149,8 @@ def keyword_rowids(
     found = _ranked_rowids(conn, match, kind, project, asked)
     if len(found) <= depth:
         return list(found)
-    return list(_rescored(conn, query, found, project, depth, complete=len(found) < asked and kind is None))
+    complete = len(found) < asked and kind is None
+    return list(_rescored(conn, query, found, project, depth, complete=complete, fts5=lambda: found))
 
 
 def _on_postgres(conn: sqlite3.Connection) -> bool:
@@ -153,14 +159,33 @@ def _on_postgres(conn: sqlite3.Connection) -> bool:
 
 
 def _rescored(
-    conn: sqlite3.Connection, query: str, found: dict[int, float], project: str, depth: int, *, complete: bool
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Collection[int],
+    project: str,
+    depth: int,
+    *,
+    complete: bool,
+    fts5: Callable[[], dict[int, float]],
 ) -> dict[int, float]:
-    """FTS5's candidates scored again with the project's statistics, the best ``depth`` kept;
-    ``complete``: they are all the rows of the project that match (``project_scores``)."""
-    scores = project_scores(conn, query, found, project, complete=complete)
+    """The candidates scored again with the project's statistics, the best ``depth`` kept;
+    ``complete``: they are all the rows of the project that match (``project_scores``). ``fts5``
+    gives FTS5's scores of the candidates, asked for only should a kept row score nothing here."""
+    scores = project_scores(conn, query, candidates, project, complete=complete)
     best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
+    if all(scores[rowid] for rowid in best):
+        return {rowid: scores[rowid] for rowid in best}
+    found = fts5()
     # A row FTS5 matched keeps a trace of its FTS5 order should no stem of it be found again.
     return {rowid: scores[rowid] or found[rowid] * 1e-9 for rowid in best}
+
+
+def _matching_rowids(conn: sqlite3.Connection, match: str, project: str, limit: int) -> list[int]:
+    """Up to ``limit`` rows of the project that match, in no order. Without ``bm25()`` FTS5 neither
+    scores each row nor counts each phrase's rows in the whole database (adr/0044)."""
+    expression = f"{{content detail tags}} : ({match}) AND {scope_filter(None, project)}"
+    sql = "SELECT rowid FROM search_index WHERE search_index MATCH ? LIMIT ?"
+    return [row[0] for row in conn.execute(sql, (expression, limit))]
 
 
 def rank(hits: list[Hit], *, bias: RecordKind | None, limit: int, cap: float | None = None) -> list[Hit]:
