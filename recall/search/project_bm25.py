@@ -81,9 +81,10 @@ def project_scores(
     found = {rowid for term in weights for rowid in frequencies[term]}
     lengths = _lengths(conn, sorted(found)) if found else {}
     scores = dict.fromkeys(rowids, 0.0)
-    for term, weight in weights.items():
+    norms = {rowid: _norm(lengths.get(rowid, mean_length), mean_length) for rowid in found}
+    for term, weight in weights.items():  # term_score's arithmetic, in its order, without a call per hit
         for rowid, freq in frequencies[term].items():
-            scores[rowid] += term_score(weight, freq, lengths.get(rowid, mean_length), mean_length)
+            scores[rowid] += weight * freq * (K1 + 1) / (freq + norms[rowid])
     return scores
 
 
@@ -95,8 +96,11 @@ def idf(rows: int, matching: int) -> float:
 
 def term_score(weight: float, freq: float, length: float, mean_length: float) -> float:
     """One term's bm25 in one row: ``freq`` column-weighted occurrences in a row of ``length`` tokens."""
-    norm = K1 * (1 - B + B * length / mean_length)
-    return weight * freq * (K1 + 1) / (freq + norm)
+    return weight * freq * (K1 + 1) / (freq + _norm(length, mean_length))
+
+
+def _norm(length: float, mean_length: float) -> float:
+    return K1 * (1 - B + B * length / mean_length)
 
 
 class _Counts:
@@ -222,8 +226,8 @@ def _occurrences(found: dict[str, dict[tuple[int, str], set[int]]], stems: list[
 def _lengths(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
     marks = ", ".join(str(int(r)) for r in rowids)
     rows = conn.execute(f"SELECT id, sz FROM search_index_docsize WHERE id IN ({marks})")
-    # Column sizes under 128 are one byte each, the common case.
-    return {rowid: sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)) for rowid, blob in rows}
+    # Column sizes under 128 are one byte each (all bytes ASCII), the common case.
+    return {rowid: sum(blob) if blob.isascii() else sum(_varints(blob)) for rowid, blob in rows}
 
 
 def _mean_length(conn: sqlite3.Connection) -> float:
