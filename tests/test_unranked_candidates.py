@@ -48,7 +48,9 @@ QUERIES = [
 
 def _ranked_always(monkeypatch: pytest.MonkeyPatch) -> None:
     """As before adr/0044: FTS5 ranks the candidates whatever their number."""
-    monkeypatch.setattr(keyword, "_matching_rowids", lambda conn, match, project, limit: list(range(limit)))
+    monkeypatch.setattr(
+        keyword, "_matching_rowids", lambda conn, match, project, limit: dict.fromkeys(range(limit))
+    )
 
 
 def _statements(store: Store, query: str, depth: int = 30) -> tuple[dict[int, float], list[str]]:
@@ -66,6 +68,7 @@ def test_a_complete_candidate_set_is_found_without_bm25(pottery: Store) -> None:
     found, statements = _statements(pottery, "kiln cracked weather")
     assert len(found) == 11  # nine cracked batches, the kiln breadcrumb, the damp weather
     assert not [s for s in statements if "bm25(" in s]
+    assert len([s for s in statements if "search_index_docsize" in s]) == 1  # sizes come with the rows
 
 
 def test_a_row_that_scores_nothing_keeps_fts5s_order(pottery: Store, monkeypatch: pytest.MonkeyPatch) -> None:

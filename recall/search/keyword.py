@@ -19,7 +19,7 @@ from recall.results import Hit
 from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.search.filters import expired_among, json_ids
 from recall.search.fts_query import build_match, scope_filter
-from recall.search.project_bm25 import RESCORE_DEPTH, project_scores
+from recall.search.project_bm25 import RESCORE_DEPTH, project_scores, row_length
 
 # bm25 column weights: content, detail, tags, scope (scope holds filter tokens, never ranks).
 _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
@@ -123,7 +123,10 @@ def keyword_candidates(
         matching = _matching_rowids(conn, match, project, asked)
         if len(matching) < asked:  # every row of the project that matches: FTS5's order is not needed
             ranked = lambda: _ranked_rowids(conn, match, None, project, asked)
-            return _rescored(conn, query, matching, project, depth, complete=True, fts5=ranked)
+            lengths = {rowid: row_length(blob) for rowid, blob in matching.items() if blob is not None}
+            return _rescored(
+                conn, query, matching, project, depth, complete=True, fts5=ranked, lengths=lengths
+            )
     found = _ranked_rowids(conn, match, kind, project, asked, only)
     # Fewer rows than asked for, with no kind or tag filter: every matching row is a candidate.
     complete = len(found) < asked and kind is None and only is None
@@ -167,11 +170,13 @@ def _rescored(
     *,
     complete: bool,
     fts5: Callable[[], dict[int, float]],
+    lengths: dict[int, int] | None = None,
 ) -> dict[int, float]:
     """The candidates scored again with the project's statistics, the best ``depth`` kept;
     ``complete``: they are all the rows of the project that match (``project_scores``). ``fts5``
-    gives FTS5's scores of the candidates, asked for only should a kept row score nothing here."""
-    scores = project_scores(conn, query, candidates, project, complete=complete)
+    gives FTS5's scores of the candidates, asked for only should a kept row score nothing here;
+    ``lengths``: the candidates' sizes, when read with them."""
+    scores = project_scores(conn, query, candidates, project, complete=complete, lengths=lengths)
     best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
     if all(scores[rowid] for rowid in best):
         return {rowid: scores[rowid] for rowid in best}
@@ -180,12 +185,18 @@ def _rescored(
     return {rowid: scores[rowid] or found[rowid] * 1e-9 for rowid in best}
 
 
-def _matching_rowids(conn: sqlite3.Connection, match: str, project: str, limit: int) -> list[int]:
-    """Up to ``limit`` rows of the project that match, in no order. Without ``bm25()`` FTS5 neither
-    scores each row nor counts each phrase's rows in the whole database (adr/0044)."""
+def _matching_rowids(
+    conn: sqlite3.Connection, match: str, project: str, limit: int
+) -> dict[int, bytes | None]:
+    """Up to ``limit`` rows of the project that match, in no order, with their docsize records.
+    Without ``bm25()`` FTS5 neither scores each row nor counts each phrase's rows in the whole
+    database (adr/0044); the sizes come in the same statement, by primary key."""
     expression = f"{{content detail tags}} : ({match}) AND {scope_filter(None, project)}"
-    sql = "SELECT rowid FROM search_index WHERE search_index MATCH ? LIMIT ?"
-    return [row[0] for row in conn.execute(sql, (expression, limit))]
+    sql = (
+        "SELECT s.rowid, d.sz FROM search_index AS s LEFT JOIN search_index_docsize AS d ON d.id = s.rowid "
+        "WHERE search_index MATCH ? LIMIT ?"
+    )
+    return dict(conn.execute(sql, (expression, limit)).fetchall())
 
 
 def rank(hits: list[Hit], *, bias: RecordKind | None, limit: int, cap: float | None = None) -> list[Hit]:

@@ -49,13 +49,15 @@ def project_scores(
     project: str,
     *,
     complete: bool = False,
+    lengths: dict[int, int] | None = None,
 ) -> dict[int, float]:
     """Index rowid → bm25 with ``project``'s N and n (higher is better), for every candidate.
 
     ``complete`` says the candidates are every row of the project that matches the query, which
     was a plain OR of its terms with no kind or tag filter (FTS5 returned fewer rows than it was
     asked for): then a term's n is the number of candidates holding it, read from the positions
-    fetched for the term frequencies anyway, and FTS5 is not asked to count it (adr/0036)."""
+    fetched for the term frequencies anyway, and FTS5 is not asked to count it (adr/0036).
+    ``lengths`` (rowid → tokens) are the candidates' sizes when the caller read them already."""
     rowids = list(candidates)
     terms = match_terms(query)
     if not rowids or not terms:
@@ -79,7 +81,8 @@ def project_scores(
     weights = {term: idf(rows, counted[term]) for term in terms if counted[term]}
     mean_length = _mean_length(conn)
     found = {rowid for term in weights for rowid in frequencies[term]}
-    lengths = _lengths(conn, sorted(found)) if found else {}
+    if lengths is None:
+        lengths = _lengths(conn, sorted(found)) if found else {}
     scores = dict.fromkeys(rowids, 0.0)
     norms = {rowid: _norm(lengths.get(rowid, mean_length), mean_length) for rowid in found}
     for term, weight in weights.items():  # term_score's arithmetic, in its order, without a call per hit
@@ -226,8 +229,13 @@ def _occurrences(found: dict[str, dict[tuple[int, str], set[int]]], stems: list[
 def _lengths(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
     marks = ", ".join(str(int(r)) for r in rowids)
     rows = conn.execute(f"SELECT id, sz FROM search_index_docsize WHERE id IN ({marks})")
+    return {rowid: row_length(blob) for rowid, blob in rows}
+
+
+def row_length(blob: bytes) -> int:
+    """A row's tokens from its docsize record (one varint per column)."""
     # Column sizes under 128 are one byte each (all bytes ASCII), the common case.
-    return {rowid: sum(blob) if blob.isascii() else sum(_varints(blob)) for rowid, blob in rows}
+    return sum(blob) if blob.isascii() else sum(_varints(blob))
 
 
 def _mean_length(conn: sqlite3.Connection) -> float:
