@@ -114,3 +114,16 @@ def test_results_are_the_same_as_when_fts5_ranks_them(
             again = keyword_search(conn, query, project="pottery", bias=RecordKind.DECISION, limit=5)
             assert [(h.kind, h.id, h.score) for h in hits[query]] == [(h.kind, h.id, h.score) for h in again]
     assert sum(1 for found in fast.values() if found) >= 8
+
+
+def test_a_term_counted_in_more_rows_than_asked_skips_the_unranked_match(
+    pottery: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FTS5 counted ``glaze`` in 10 pottery rows for the first search; asked for 3, the second
+    search knows its query matches more and goes straight to FTS5's ranking."""
+    monkeypatch.setattr(keyword, "RESCORE_DEPTH", 3)
+    _, first = _statements(pottery, "glaze", depth=3)
+    found, second = _statements(pottery, "glaze weather", depth=3)
+    assert [s for s in first if "LEFT JOIN" in s]  # nothing was known: the unranked MATCH ran
+    assert not [s for s in second if "LEFT JOIN" in s]
+    assert len(found) == 3 and [s for s in second if "bm25(" in s]

@@ -19,7 +19,7 @@ from recall.results import Hit
 from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.search.filters import expired_among, json_ids
 from recall.search.fts_query import build_match, scope_filter
-from recall.search.project_bm25 import RESCORE_DEPTH, project_scores, row_length
+from recall.search.project_bm25 import RESCORE_DEPTH, counted_at_least, project_scores, row_length
 
 # bm25 column weights: content, detail, tags, scope (scope holds filter tokens, never ranks).
 _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
@@ -119,7 +119,8 @@ def keyword_candidates(
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
     asked = max(depth, RESCORE_DEPTH)
-    if kind is None and only is None:
+    # A term the project is known to hold ``asked`` times: FTS5 must rank, so it is not asked twice.
+    if kind is None and only is None and not counted_at_least(conn, query, project, asked):
         matching = _matching_rowids(conn, match, project, asked)
         if len(matching) < asked:  # every row of the project that matches: FTS5's order is not needed
             ranked = lambda: _ranked_rowids(conn, match, None, project, asked)

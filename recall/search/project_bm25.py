@@ -62,7 +62,7 @@ def project_scores(
     terms = match_terms(query)
     if not rowids or not terms:
         return dict.fromkeys(rowids, 0.0)
-    scope = f'scope : "p{project.encode("utf-8").hex()}"'
+    scope = _scope(project)
     frequencies: dict[Term, dict[int, float]] | None = None
     counted: dict[Term, int] = {}
     if complete and is_plain(query):  # every matching row of the project is a candidate
@@ -70,7 +70,7 @@ def project_scores(
         for term in exact:
             counted[term] = sum(1 for weighted in frequencies[term].values() if weighted > 0)
     rest = [term for term in terms if term not in counted]
-    expressions = [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in rest]
+    expressions = [_term_in(term, scope) for term in rest]
     rows, *fts5_counts = _remembered(conn, [scope, *expressions], lambda missing: _counts(conn, missing))
     counted.update(zip(rest, fts5_counts, strict=True))
     if frequencies is None:  # only the terms found in the project are looked for in the candidates
@@ -89,6 +89,29 @@ def project_scores(
         for rowid, freq in frequencies[term].items():
             scores[rowid] += weight * freq * (K1 + 1) / (freq + norms[rowid])
     return scores
+
+
+def counted_at_least(conn: sqlite3.Connection, query: str, project: str, rows: int) -> bool:
+    """Whether a count remembered for this connection shows one of the terms of ``query`` (a plain
+    OR of them) in at least ``rows`` rows of the project: the query then matches that many. A hint
+    only, with no statement: the count may be of an earlier database state (adr/0044)."""
+    if not is_plain(query):
+        return False
+    scope = _scope(project)
+    expressions = [_term_in(term, scope) for term in match_terms(query)]
+    with _counts_lock:
+        if _COUNTS.conn is not conn:
+            return False
+        return any(_COUNTS.counts.get(expression, 0) >= rows for expression in expressions)
+
+
+def _scope(project: str) -> str:
+    return f'scope : "p{project.encode("utf-8").hex()}"'
+
+
+def _term_in(term: Term, scope: str) -> str:
+    """The FTS5 expression counting ``term``'s rows in a project's ``scope``."""
+    return f"{{content detail tags}} : ({render_term(*term)}) AND {scope}"
 
 
 def idf(rows: int, matching: int) -> float:
