@@ -5,7 +5,9 @@ in the whole database. In one project's search that is the wrong scale: a name s
 project's turns is rare in the database and outweighs the words that tell its turns apart. A search
 scoped to one project therefore takes FTS5's best ``RESCORE_DEPTH`` rows (the project filter inside
 the query, as before) and scores them again with FTS5's bm25 formula, where the number of rows N
-and each term's document frequency n are the project's:
+and each term's document frequency n are the project's. When the project holds fewer matching rows
+than that, they are all the candidates, found without ``bm25()`` (``keyword._matching_rowids``,
+adr/0044):
 
 - n per term: ``count(*)`` of the term inside the project, through FTS5 (phrases and prefixes as
   the index matches them); when the candidates are every matching row of the project, the number
