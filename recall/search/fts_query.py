@@ -204,13 +204,17 @@ def render_term(pieces: tuple[str, ...], prefix: bool) -> str:
 
 
 def _lex(query: str) -> list[_Term | str]:
-    return list(_lexed(query))
+    """The query's terms and operators. A search lexes its query three times (``build_match``,
+    ``match_terms``, ``is_plain``), so a query of a search's length is remembered; a longer text
+    (a record's content, checked for near duplicates on import) is not kept."""
+    return list(_lexed(query) if len(query) <= _REMEMBERED_CHARS else _lexed.__wrapped__(query))
+
+
+_REMEMBERED_CHARS = 1000
 
 
 @lru_cache(maxsize=256)
 def _lexed(query: str) -> tuple[_Term | str, ...]:
-    """The query's terms and operators, remembered: one search lexes its query three times
-    (``build_match``, ``match_terms``, ``is_plain``), and terms are immutable."""
     items: list[_Term | str] = []
     for match in _LEXER.finditer(query.replace("\x00", " ")):
         quoted, bare = match.group(1), match.group(2)
