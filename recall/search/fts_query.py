@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _PIECES = re.compile(r"[^\W_]+")  # what unicode61 keeps as token characters (letters and digits)
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
@@ -203,6 +204,17 @@ def render_term(pieces: tuple[str, ...], prefix: bool) -> str:
 
 
 def _lex(query: str) -> list[_Term | str]:
+    """The query's terms and operators. A search lexes its query three times (``build_match``,
+    ``match_terms``, ``is_plain``), so a query of a search's length is remembered; a longer text
+    (a record's content, checked for near duplicates on import) is not kept."""
+    return list(_lexed(query) if len(query) <= _REMEMBERED_CHARS else _lexed.__wrapped__(query))
+
+
+_REMEMBERED_CHARS = 1000
+
+
+@lru_cache(maxsize=256)
+def _lexed(query: str) -> tuple[_Term | str, ...]:
     items: list[_Term | str] = []
     for match in _LEXER.finditer(query.replace("\x00", " ")):
         quoted, bare = match.group(1), match.group(2)
@@ -218,7 +230,7 @@ def _lex(query: str) -> list[_Term | str]:
         pieces = tuple(p.lower() for p in _PIECES.findall(bare))
         if pieces:
             items.append(_Term(pieces, prefix=prefix))
-    return items
+    return tuple(items)
 
 
 def _with_operators(items: list[_Term | str]) -> str | None:

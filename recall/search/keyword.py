@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from recall.dbtime import to_db_time, utc_now
@@ -19,7 +19,7 @@ from recall.results import Hit
 from recall.rowkinds import KIND_BY_CODE, KIND_CODES, TABLE_NAMES, TYPED_KINDS, RecordKind, split_rowid
 from recall.search.filters import expired_among, json_ids
 from recall.search.fts_query import build_match, scope_filter
-from recall.search.project_bm25 import RESCORE_DEPTH, project_scores
+from recall.search.project_bm25 import RESCORE_DEPTH, counted_at_least, project_scores, row_length
 
 # bm25 column weights: content, detail, tags, scope (scope holds filter tokens, never ranks).
 _WEIGHTS = (1.0, 0.5, 0.8, 0.0)
@@ -119,10 +119,19 @@ def keyword_candidates(
     if project is None or not PROJECT_STATISTICS:
         return _ranked_rowids(conn, match, kind, project, depth, only)
     asked = max(depth, RESCORE_DEPTH)
+    # A term the project is known to hold ``asked`` times: FTS5 must rank, so it is not asked twice.
+    if kind is None and only is None and not counted_at_least(conn, query, project, asked):
+        matching = _matching_rowids(conn, match, project, asked)
+        if len(matching) < asked:  # every row of the project that matches: FTS5's order is not needed
+            ranked = lambda: _ranked_rowids(conn, match, None, project, asked)
+            lengths = {rowid: row_length(blob) for rowid, blob in matching.items() if blob is not None}
+            return _rescored(
+                conn, query, matching, project, depth, complete=True, fts5=ranked, lengths=lengths
+            )
     found = _ranked_rowids(conn, match, kind, project, asked, only)
     # Fewer rows than asked for, with no kind or tag filter: every matching row is a candidate.
     complete = len(found) < asked and kind is None and only is None
-    return _rescored(conn, query, found, project, depth, complete=complete)
+    return _rescored(conn, query, found, project, depth, complete=complete, fts5=lambda: found)
 
 
 def keyword_rowids(
@@ -144,7 +153,8 @@ def keyword_rowids(
     found = _ranked_rowids(conn, match, kind, project, asked)
     if len(found) <= depth:
         return list(found)
-    return list(_rescored(conn, query, found, project, depth, complete=len(found) < asked and kind is None))
+    complete = len(found) < asked and kind is None
+    return list(_rescored(conn, query, found, project, depth, complete=complete, fts5=lambda: found))
 
 
 def _on_postgres(conn: sqlite3.Connection) -> bool:
@@ -153,14 +163,41 @@ def _on_postgres(conn: sqlite3.Connection) -> bool:
 
 
 def _rescored(
-    conn: sqlite3.Connection, query: str, found: dict[int, float], project: str, depth: int, *, complete: bool
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Collection[int],
+    project: str,
+    depth: int,
+    *,
+    complete: bool,
+    fts5: Callable[[], dict[int, float]],
+    lengths: dict[int, int] | None = None,
 ) -> dict[int, float]:
-    """FTS5's candidates scored again with the project's statistics, the best ``depth`` kept;
-    ``complete``: they are all the rows of the project that match (``project_scores``)."""
-    scores = project_scores(conn, query, found, project, complete=complete)
+    """The candidates scored again with the project's statistics, the best ``depth`` kept;
+    ``complete``: they are all the rows of the project that match (``project_scores``). ``fts5``
+    gives FTS5's scores of the candidates, asked for only should a kept row score nothing here;
+    ``lengths``: the candidates' sizes, when read with them."""
+    scores = project_scores(conn, query, candidates, project, complete=complete, lengths=lengths)
     best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:depth]
+    if all(scores[rowid] for rowid in best):
+        return {rowid: scores[rowid] for rowid in best}
+    found = fts5()
     # A row FTS5 matched keeps a trace of its FTS5 order should no stem of it be found again.
     return {rowid: scores[rowid] or found[rowid] * 1e-9 for rowid in best}
+
+
+def _matching_rowids(
+    conn: sqlite3.Connection, match: str, project: str, limit: int
+) -> dict[int, bytes | None]:
+    """Up to ``limit`` rows of the project that match, in no order, with their docsize records.
+    Without ``bm25()`` FTS5 neither scores each row nor counts each phrase's rows in the whole
+    database (adr/0044); the sizes come in the same statement, by primary key."""
+    expression = f"{{content detail tags}} : ({match}) AND {scope_filter(None, project)}"
+    sql = (
+        "SELECT s.rowid, d.sz FROM search_index AS s LEFT JOIN search_index_docsize AS d ON d.id = s.rowid "
+        "WHERE search_index MATCH ? LIMIT ?"
+    )
+    return dict(conn.execute(sql, (expression, limit)).fetchall())
 
 
 def rank(hits: list[Hit], *, bias: RecordKind | None, limit: int, cap: float | None = None) -> list[Hit]:

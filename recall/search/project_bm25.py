@@ -5,7 +5,9 @@ in the whole database. In one project's search that is the wrong scale: a name s
 project's turns is rare in the database and outweighs the words that tell its turns apart. A search
 scoped to one project therefore takes FTS5's best ``RESCORE_DEPTH`` rows (the project filter inside
 the query, as before) and scores them again with FTS5's bm25 formula, where the number of rows N
-and each term's document frequency n are the project's:
+and each term's document frequency n are the project's. When the project holds fewer matching rows
+than that, they are all the candidates, found without ``bm25()`` (``keyword._matching_rowids``,
+adr/0044):
 
 - n per term: ``count(*)`` of the term inside the project, through FTS5 (phrases and prefixes as
   the index matches them); when the candidates are every matching row of the project, the number
@@ -49,18 +51,20 @@ def project_scores(
     project: str,
     *,
     complete: bool = False,
+    lengths: dict[int, int] | None = None,
 ) -> dict[int, float]:
     """Index rowid → bm25 with ``project``'s N and n (higher is better), for every candidate.
 
     ``complete`` says the candidates are every row of the project that matches the query, which
     was a plain OR of its terms with no kind or tag filter (FTS5 returned fewer rows than it was
     asked for): then a term's n is the number of candidates holding it, read from the positions
-    fetched for the term frequencies anyway, and FTS5 is not asked to count it (adr/0036)."""
+    fetched for the term frequencies anyway, and FTS5 is not asked to count it (adr/0036).
+    ``lengths`` (rowid → tokens) are the candidates' sizes when the caller read them already."""
     rowids = list(candidates)
     terms = match_terms(query)
     if not rowids or not terms:
         return dict.fromkeys(rowids, 0.0)
-    scope = f'scope : "p{project.encode("utf-8").hex()}"'
+    scope = _scope(project)
     frequencies: dict[Term, dict[int, float]] | None = None
     counted: dict[Term, int] = {}
     if complete and is_plain(query):  # every matching row of the project is a candidate
@@ -68,7 +72,7 @@ def project_scores(
         for term in exact:
             counted[term] = sum(1 for weighted in frequencies[term].values() if weighted > 0)
     rest = [term for term in terms if term not in counted]
-    expressions = [f"{{content detail tags}} : ({render_term(*term)}) AND {scope}" for term in rest]
+    expressions = [_term_in(term, scope) for term in rest]
     rows, *fts5_counts = _remembered(conn, [scope, *expressions], lambda missing: _counts(conn, missing))
     counted.update(zip(rest, fts5_counts, strict=True))
     if frequencies is None:  # only the terms found in the project are looked for in the candidates
@@ -79,12 +83,37 @@ def project_scores(
     weights = {term: idf(rows, counted[term]) for term in terms if counted[term]}
     mean_length = _mean_length(conn)
     found = {rowid for term in weights for rowid in frequencies[term]}
-    lengths = _lengths(conn, sorted(found)) if found else {}
+    if lengths is None:
+        lengths = _lengths(conn, sorted(found)) if found else {}
     scores = dict.fromkeys(rowids, 0.0)
-    for term, weight in weights.items():
+    norms = {rowid: _norm(lengths.get(rowid, mean_length), mean_length) for rowid in found}
+    for term, weight in weights.items():  # term_score's arithmetic, in its order, without a call per hit
         for rowid, freq in frequencies[term].items():
-            scores[rowid] += term_score(weight, freq, lengths.get(rowid, mean_length), mean_length)
+            scores[rowid] += weight * freq * (K1 + 1) / (freq + norms[rowid])
     return scores
+
+
+def counted_at_least(conn: sqlite3.Connection, query: str, project: str, rows: int) -> bool:
+    """Whether a count remembered for this connection shows one of the terms of ``query`` (a plain
+    OR of them) in at least ``rows`` rows of the project: the query then matches that many. A hint
+    only, with no statement: the count may be of an earlier database state (adr/0044)."""
+    if not is_plain(query):
+        return False
+    scope = _scope(project)
+    expressions = [_term_in(term, scope) for term in match_terms(query)]
+    with _counts_lock:
+        if _COUNTS.conn is not conn:
+            return False
+        return any(_COUNTS.counts.get(expression, 0) >= rows for expression in expressions)
+
+
+def _scope(project: str) -> str:
+    return f'scope : "p{project.encode("utf-8").hex()}"'
+
+
+def _term_in(term: Term, scope: str) -> str:
+    """The FTS5 expression counting ``term``'s rows in a project's ``scope``."""
+    return f"{{content detail tags}} : ({render_term(*term)}) AND {scope}"
 
 
 def idf(rows: int, matching: int) -> float:
@@ -95,8 +124,11 @@ def idf(rows: int, matching: int) -> float:
 
 def term_score(weight: float, freq: float, length: float, mean_length: float) -> float:
     """One term's bm25 in one row: ``freq`` column-weighted occurrences in a row of ``length`` tokens."""
-    norm = K1 * (1 - B + B * length / mean_length)
-    return weight * freq * (K1 + 1) / (freq + norm)
+    return weight * freq * (K1 + 1) / (freq + _norm(length, mean_length))
+
+
+def _norm(length: float, mean_length: float) -> float:
+    return K1 * (1 - B + B * length / mean_length)
 
 
 class _Counts:
@@ -222,8 +254,13 @@ def _occurrences(found: dict[str, dict[tuple[int, str], set[int]]], stems: list[
 def _lengths(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
     marks = ", ".join(str(int(r)) for r in rowids)
     rows = conn.execute(f"SELECT id, sz FROM search_index_docsize WHERE id IN ({marks})")
-    # Column sizes under 128 are one byte each, the common case.
-    return {rowid: sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)) for rowid, blob in rows}
+    return {rowid: row_length(blob) for rowid, blob in rows}
+
+
+def row_length(blob: bytes) -> int:
+    """A row's tokens from its docsize record (one varint per column)."""
+    # Column sizes under 128 are one byte each (all bytes ASCII), the common case.
+    return sum(blob) if blob.isascii() else sum(_varints(blob))
 
 
 def _mean_length(conn: sqlite3.Connection) -> float:
