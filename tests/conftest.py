@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from recall.memory import Memory
+from recall.models import RecordKind
 from recall.search.embedder import Embedder, FakeEmbedder, get_embedder
-from recall.store import Store
+from recall.store import NewRecord, Store
 
 
 @pytest.fixture(autouse=True)
@@ -116,3 +117,19 @@ def pg_url(pg_server: Any, request: pytest.FixtureRequest) -> str:
 
     name = "t_" + re.sub(r"\W", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:8]
     return str(pg_server.create_database(name))
+
+
+@pytest.fixture
+def pottery(store: Store) -> Store:
+    """Two projects, three kinds; ``glaze`` is in decisions, learnings and nearly every pottery row,
+    ``kiln`` in both projects, ``weather`` in one row (the keyword tests on project counts)."""
+    for n in range(9):
+        kind = RecordKind.DECISION if n % 3 == 0 else RecordKind.LEARNING
+        detail = "the kiln ran hot" if n % 4 == 0 else None
+        text = f"glaze batch {n} cracked; café notes on the glazing"
+        store.add(NewRecord(kind, text, "pottery", detail=detail, tags=("glaze",) * (n % 2)))
+    store.add(NewRecord(RecordKind.BREADCRUMB, "fire the kiln again tomorrow", "pottery"))
+    store.add(NewRecord(RecordKind.LEARNING, "weather was damp, glaze ran", "pottery"))
+    for n in range(30):
+        store.add(NewRecord(RecordKind.LEARNING, f"kiln schedule {n}: glaze at cone six", "ceramics"))
+    return store

@@ -11,23 +11,7 @@ import pytest
 from recall.models import RecordKind
 from recall.search import keyword
 from recall.search.keyword import keyword_candidates, keyword_rowids
-from recall.store import NewRecord, Store
-
-
-@pytest.fixture
-def pottery(store: Store) -> Store:
-    """Two projects, three kinds; ``glaze`` is in decisions and learnings, ``kiln`` in both projects."""
-    for n in range(9):
-        kind = RecordKind.DECISION if n % 3 == 0 else RecordKind.LEARNING
-        detail = "the kiln ran hot" if n % 4 == 0 else None
-        text = f"glaze batch {n} cracked; café notes on the glazing"
-        store.add(NewRecord(kind, text, "pottery", detail=detail, tags=("glaze",) * (n % 2)))
-    store.add(NewRecord(RecordKind.BREADCRUMB, "fire the kiln again tomorrow", "pottery"))
-    store.add(NewRecord(RecordKind.LEARNING, "weather was damp, glaze ran", "pottery"))
-    for n in range(30):
-        store.add(NewRecord(RecordKind.LEARNING, f"kiln schedule {n}: glaze at cone six", "ceramics"))
-    return store
-
+from recall.store import Store
 
 QUERIES = [
     "glaze",

@@ -17,7 +17,13 @@ from recall.extract.ahead import extraction_ahead
 from recall.project import resolve_project
 from recall.store.entities import MentionsAhead, PartMentions, is_local_name, project_roots, read_mentions
 from recall.store.forgotten import forgotten_keys
-from recall.store.transcripts import ROWS_PER_TRANSACTION, Ready, session_row, session_values
+from recall.store.transcripts import (
+    ROWS_PER_TRANSACTION,
+    Ready,
+    first_of_each_key,
+    session_row,
+    session_values,
+)
 from recall.store.writer import CleanRow, clean_row
 from recall.summary import DraftAhead, build_summary
 
@@ -89,11 +95,7 @@ def _mentions_ahead(
 def _new_session_rows(transcript: Transcript, ready: Ready) -> list[CleanRow] | None:
     """The rows a new session's plan writes, in order (the first message of each key)."""
     rows: list[CleanRow] = []
-    seen: set[str] = set()
-    for message in transcript.messages:
-        if message.key in seen:
-            continue
-        seen.add(message.key)
+    for message in first_of_each_key(transcript):
         made = ready.rows.get(message.key)
         if made is None:
             return None

@@ -252,6 +252,15 @@ def preclean(transcript: Transcript, stored: Mapping[str, str]) -> Ready:
     return Ready(rows)
 
 
+def first_of_each_key(transcript: Transcript) -> Iterator[TranscriptMessage]:
+    """The messages a plan considers, in order: a key seen again later is the same message."""
+    seen: set[str] = set()
+    for message in transcript.messages:
+        if message.key not in seen:
+            seen.add(message.key)
+            yield message
+
+
 def stored_hashes(conn: sqlite3.Connection, transcript: Transcript) -> dict[str, str]:
     """key → content hash of the messages stored for ``transcript``'s session (none when new)."""
     row = session_row(conn, transcript)
@@ -279,11 +288,7 @@ def _plan(
     else:
         outcome = TranscriptOutcome(t.external_id, row["project"], new_session=False, session_id=row["id"])
     plan = _Plan(t, outcome, [], ready=ready)
-    seen: set[str] = set()
-    for message in t.messages:
-        if message.key in seen:
-            continue
-        seen.add(message.key)
+    for message in first_of_each_key(t):
         made = ready.rows.get(message.key)
         digest = made[0] if made is not None else message_hash(message)
         before = stored.get(printable(message.key))
