@@ -402,7 +402,9 @@ def run(
     from recall.ingest import run_import
     from recall.store import Store
 
-    if not connections:  # measure what the connect stage costs: the same import without it
+    # What the connect stage costs the importing process: the same import without it. A read-ahead
+    # worker still reads new sessions' mentions for it (adr/0045), which the wall time includes.
+    if not connections:
         import recall.store.entities
         import recall.store.transcripts
 

@@ -191,10 +191,14 @@ class ReadAhead:
         database: Path,
         reader: Reader | None = None,
     ) -> None:
-        self._parted = {(adapter.name, path) for adapter, path in sources if read_in_parts(path)}
-        self._waiting: deque[tuple[HostAdapter, Path, int | None]] = deque(
-            (adapter, path, 0 if (adapter.name, path) in self._parted else None) for adapter, path in sources
-        )
+        # (adapter, path, the part to ask for next or None for the whole file, bytes it counts for):
+        # each file's size is read once, here.
+        self._waiting: deque[tuple[HostAdapter, Path, int | None, int]] = deque()
+        for adapter, path in sources:
+            size = _size(path)
+            parted = size >= PART_BYTES
+            self._waiting.append((adapter, path, 0 if parted else None, PART_BYTES if parted else size))
+        self._parted = {(adapter.name, path) for adapter, path, part, _ in self._waiting if part is not None}
         self._options = options
         self._database = str(database)
         self._reader = reader or read_source
@@ -237,8 +241,7 @@ class ReadAhead:
 
     def _fill(self) -> None:
         while self._pool is not None and self._waiting and self._in_flight() < AHEAD:
-            adapter, path, part = self._waiting[0]
-            size = _size(path) if part is None else PART_BYTES
+            adapter, path, part, size = self._waiting[0]
             if self._futures and self._bytes() + size > AHEAD_BYTES:
                 return
             self._waiting.popleft()
@@ -257,7 +260,9 @@ class ReadAhead:
                         part,
                         PART_MESSAGES,
                     )
-                    self._waiting.appendleft((adapter, path, part + 1))  # until a part says it is the last
+                    self._waiting.appendleft(
+                        (adapter, path, part + 1, size)
+                    )  # until a part says it is the last
             except (BrokenProcessPool, RuntimeError):
                 self.close()
                 return

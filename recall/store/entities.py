@@ -145,17 +145,17 @@ class _Connector:
         ).fetchone()
         since = mark[0] if mark else 0
         # Ids and times are all a reading made ahead needs; the text is fetched only to read here.
-        light = written.ahead is not None and not written.updated
-        rows = self._messages(written, since, _LIGHT if light else _READ)
+        ahead = None if written.updated else written.ahead  # a row rewritten in place is read here
+        rows = self._messages(written, since, _READ if ahead is None else _LIGHT)
         if not rows:
             if mark is None:  # nothing to read (its messages were forgotten): connected all the same
                 self.writer.mark_connected(written.session_id, 0)
             return 0
         project = session["project"]
         paths = ProjectPaths(session["cwd"], self._roots(project))
-        made = self._read_ahead(written, project, paths, rows) if light else None
+        made = None if ahead is None else self._read_ahead(ahead, project, paths, rows)
         if made is None:
-            if light:
+            if ahead is not None:  # only ids and times were fetched
                 rows = self._messages(written, since, _READ)
             made = read_mentions(
                 rows,
@@ -194,11 +194,11 @@ class _Connector:
         return sorted(rows, key=lambda row: row["id"])
 
     def _read_ahead(
-        self, written: Written, project: str, paths: ProjectPaths, rows: Sequence[sqlite3.Row]
+        self, ahead: MentionsAhead, project: str, paths: ProjectPaths, rows: Sequence[sqlite3.Row]
     ) -> PartMentions | None:
-        """The worker's reading of exactly these rows, when it rests on what this reading would."""
-        ahead = written.ahead
-        if ahead is None or written.updated or ahead.project != project or ahead.paths != paths.basis():
+        """The worker's reading of exactly these rows (none updated in place: see ``session``), when
+        it rests on what this reading would."""
+        if ahead.project != project or ahead.paths != paths.basis():
             return None
         made = ahead.parts.get(tuple(row["external_id"] for row in rows))
         if made is None or any(
