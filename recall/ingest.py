@@ -13,7 +13,7 @@ import logging
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -479,20 +479,24 @@ def store_transcripts(
     """
     from recall.extract.backfill import unread_sessions
     from recall.extract.stage import ExtractionReport, extract_sessions
+    from recall.store.transcripts import ROWS_PER_TRANSACTION
 
     items = list(transcripts)
-    outcome = store.import_transcripts(
-        items, project=project, expect_host=expect_host, dry_run=dry_run, ready=ready
-    )
-    ids = [s.session_id for s in outcome.sessions if s.session_id is not None]
-    changed = unread_sessions(store, ids) if ids and not dry_run else []
-    if changed:
-        summary.extraction = summary.extraction or ExtractionReport()
-        summary.extraction.merge(extract_sessions(store, changed, ahead=outcome.extraction_ahead))
-    summary.summaries_ahead.update(outcome.summary_ahead)
-    if source is not None and not dry_run:
-        # Stamped last: a file is "imported" only once what is derived from it is written too.
-        store.stamp_source(source, sessions=len(items), messages=outcome.added)
+    # A small batch commits once: messages, extraction and stamp (adr/0046).
+    small = not dry_run and sum(len(t.messages) for t in items) <= ROWS_PER_TRANSACTION
+    with store.one_commit() if small else nullcontext():
+        outcome = store.import_transcripts(
+            items, project=project, expect_host=expect_host, dry_run=dry_run, ready=ready
+        )
+        ids = [s.session_id for s in outcome.sessions if s.session_id is not None]
+        changed = unread_sessions(store, ids) if ids and not dry_run else []
+        if changed:
+            summary.extraction = summary.extraction or ExtractionReport()
+            summary.extraction.merge(extract_sessions(store, changed, ahead=outcome.extraction_ahead))
+        summary.summaries_ahead.update(outcome.summary_ahead)
+        if source is not None and not dry_run:
+            # Stamped last: a file is "imported" only once what is derived from it is written too.
+            store.stamp_source(source, sessions=len(items), messages=outcome.added)
     return outcome
 
 

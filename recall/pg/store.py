@@ -74,6 +74,11 @@ class PgStore(Store):
                 raise
 
     @contextmanager
+    def one_commit(self) -> Iterator[None]:
+        """Each transaction commits on its own: what ``Store.one_commit`` saves is SQLite's pages."""
+        yield
+
+    @contextmanager
     def reading(self) -> Iterator[Any]:
         with self._lock:
             yield self._conn

@@ -83,6 +83,7 @@ class Scanner:
 
     def __init__(self, triggers: Iterable[Trigger], scanned: str = SCANNED) -> None:
         ordered = sorted(enumerate(triggers), key=lambda item: -len(item[1].literal))
+        self.literals = tuple(trigger.literal for _, trigger in ordered)
         tails = {index: _Lazy(f"(?:{trigger.tail})") for index, trigger in ordered}
         anchors = {index: _anchor(trigger.literal, scanned) for index, trigger in ordered}
         families: dict[str, dict[str, list[str]]] = {}

@@ -50,6 +50,14 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
 # is remembered.
 _SHORT_TEXT_TABLES = frozenset({"entities", "entity_links"})
 _scrub_short = lru_cache(maxsize=16_384)(scrub)
+# From this many messages on, one insert indexes them in one statement rather than by row trigger.
+BULK_INDEX_ROWS = 8
+# The values of m0001's message index trigger, for every message above an id (m0017).
+_INDEX_MESSAGES_ABOVE = (
+    "INSERT INTO search_index (rowid, content, detail, tags, scope) "
+    "SELECT id * 8 + 5, content, coalesce(tool_name, ''), '', 'kmessage p' || hex(project) "
+    "FROM messages WHERE id > ?"
+)
 # The owners an entity link can have; each is a foreign key that removes the link with its owner.
 LINK_OWNERS = ("message_id", "decision_id", "learning_id", "breadcrumb_id")
 
@@ -121,8 +129,9 @@ ENTITY_ROWS_KEPT = 4096  # entity names cleaned once per writer (``Writer._entit
 class Writer:
     """Scrubs and stamps rows, then writes them on the store's connection."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, bulk_index: bool = False) -> None:
         self._conn = conn
+        self._bulk_index = bulk_index  # SQLite's index of messages, written once per insert (m0017)
         self.redactions: Counter[str] = Counter()
         self._entity_rows: dict[tuple[str, str, str], tuple[dict[str, Any], tuple[str, ...]]] = {}
 
@@ -166,8 +175,27 @@ class Writer:
             self.redactions.update(row.redactions)
         names = list(stamped[0])
         sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
-        self._conn.executemany(sql, [tuple(row[name] for name in names) for row in stamped])
+        values = [tuple(row[name] for name in names) for row in stamped]
+        if self._bulk_index and table == "messages" and len(values) >= BULK_INDEX_ROWS:
+            self._insert_messages_indexed_once(sql, values)
+        else:
+            self._conn.executemany(sql, values)
         return len(stamped)
+
+    def _insert_messages_indexed_once(self, sql: str, values: list[tuple[Any, ...]]) -> None:
+        """Insert messages with the index trigger deferred, then index them in one statement
+        (m0017, adr/0046). New rows take ids above the largest before them, so ``id > top`` is
+        exactly this insert's rows; they are indexed even when a row fails partway, and the deferral
+        ends before anything else runs in the transaction."""
+        top = self._conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+        self._conn.execute("INSERT INTO message_index_deferred VALUES (1)")
+        try:
+            self._conn.executemany(sql, values)
+        finally:
+            try:
+                self._conn.execute(_INDEX_MESSAGES_ABOVE, (top,))
+            finally:
+                self._conn.execute("DELETE FROM message_index_deferred")
 
     def update(
         self, table: str, row_id: int, values: Mapping[str, Any] | CleanRow, *, touch: bool = True
