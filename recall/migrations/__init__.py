@@ -10,6 +10,7 @@ from __future__ import annotations
 import pkgutil
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 
@@ -23,6 +24,9 @@ class Migration:
     version: int
     name: str
     sql: str
+    # A step SQL alone cannot express (m0018 rewrites stored table definitions), run after ``sql``
+    # in the same transaction.
+    apply: Callable[[sqlite3.Connection], None] | None = None
 
 
 def load_migrations() -> list[Migration]:
@@ -32,7 +36,7 @@ def load_migrations() -> list[Migration]:
         if not match:
             continue
         module = import_module(f"{__name__}.{info.name}")
-        steps.append(Migration(int(match.group(1)), info.name, module.SQL))
+        steps.append(Migration(int(match.group(1)), info.name, module.SQL, getattr(module, "apply", None)))
     steps.sort(key=lambda m: m.version)
     for expected, step in enumerate(steps, start=1):
         if step.version != expected:
@@ -78,6 +82,8 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
                 continue
             for statement in split_statements(step.sql):
                 conn.execute(statement)
+            if step.apply is not None:
+                step.apply(conn)
             conn.execute(f"PRAGMA user_version = {step.version}")
             conn.execute("COMMIT")
         except BaseException:

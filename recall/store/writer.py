@@ -58,6 +58,7 @@ _INDEX_MESSAGES_ABOVE = (
     "SELECT id * 8 + 5, content, coalesce(tool_name, ''), '', 'kmessage p' || hex(project) "
     "FROM messages WHERE id > ?"
 )
+ENTITY_PAIRS_PER_QUERY = 400  # (type, name) pairs looked up together: 801 parameters, under SQLite's 999
 # The owners an entity link can have; each is a foreign key that removes the link with its owner.
 LINK_OWNERS = ("message_id", "decision_id", "learning_id", "breadcrumb_id")
 
@@ -227,6 +228,35 @@ class Writer:
         ).fetchone()
         if found is not None:
             return int(found[0])
+        return self._add_entity(row)
+
+    def entities(self, project: str, names: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """``entity`` for many (type, name) pairs of one project: those it has are found a few hundred
+        to a query, the rest added in the order given."""
+        rows = {pair: self._entity_row(project, *pair) for pair in names}
+        cleaned = list(dict.fromkeys((row["type"], row["name"]) for row in rows.values()))
+        found: dict[tuple[str, str], int] = {}
+        if rows:
+            owner = next(iter(rows.values()))["project"]
+            for start in range(0, len(cleaned), ENTITY_PAIRS_PER_QUERY):
+                chunk = cleaned[start : start + ENTITY_PAIRS_PER_QUERY]
+                query = (
+                    "SELECT type, name, id FROM entities WHERE project = ? AND (type, name) IN "
+                    f"(VALUES {', '.join('(?, ?)' for _ in chunk)})"
+                )
+                flat = [value for pair in chunk for value in pair]
+                found.update(
+                    ((type_, name), id_) for type_, name, id_ in self._conn.execute(query, (owner, *flat))
+                )
+        ids: dict[tuple[str, str], int] = {}
+        for pair, row in rows.items():
+            key = (row["type"], row["name"])
+            if key not in found:
+                found[key] = self._add_entity(row)
+            ids[pair] = found[key]
+        return ids
+
+    def _add_entity(self, row: dict[str, Any]) -> int:
         stamped = self._stamp(row, Provenance.EXTRACTED)
         cursor = self._conn.execute(
             f"INSERT INTO entities ({', '.join(stamped)}) VALUES ({', '.join('?' for _ in stamped)})",
