@@ -239,8 +239,12 @@ def _reader(
 
 
 def _count_read_ahead(summary: ImportSummary, read: ReadSource) -> None:
+    from recall.read_ahead import SHARE_NAMES
+
     counts = summary.read_ahead
     counts["files"] = counts.get("files", 0) + 1
+    shares = counts.setdefault("files_by_share", {})
+    shares[SHARE_NAMES[read.share]] = shares.get(SHARE_NAMES[read.share], 0) + 1
     counts["worker_cpu_seconds"] = round(counts.get("worker_cpu_seconds", 0.0) + read.cpu_seconds, 3)
 
 

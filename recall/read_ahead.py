@@ -50,6 +50,14 @@ AHEAD_BYTES = 32 * 1024 * 1024
 # holds every session, and read whole it left the worker nothing to overlap (adr/0045).
 PART_BYTES = 4 * 1024 * 1024
 PART_MESSAGES = 2000
+# How much of the importing process's work the worker does on a file (adr/0046): only read it; also
+# clean its rows; also read its new sessions for the connect, extraction and summary stages. Each
+# file goes with the share in force when it is sent, lowered when the importing process had to wait
+# for the worker and raised when the worker is files ahead, so neither process idles while the
+# other works, whatever the format costs to read.
+PARSE, ROWS, FULL = 0, 1, 2
+SHARE_NAMES = ("parse", "rows", "full")
+FIRST_SHARE = FULL
 SPARE_CORE = 0.75  # idle cores the worker needs (``has_spare_core``)
 IDLE_WINDOW_S = 0.05
 
@@ -66,15 +74,16 @@ class ReadSource:
     report: ParseReport
     cpu_seconds: float = 0.0  # what reading it cost the worker, for the import's report
     last: bool = True  # False for a part a later one follows (``read_part``)
+    share: int = FULL  # what the worker did (``PARSE``, ``ROWS``, ``FULL``)
 
 
-Reader = Callable[[str, Path, "ReadOptions", str], ReadSource]
+Reader = Callable[[str, Path, "ReadOptions", str, int], ReadSource]
 
 _DATABASE: dict[str, sqlite3.Connection] = {}  # the worker's read-only connection, per database
 
 
-def read_source(host: str, path: Path, options: ReadOptions, database: str) -> ReadSource:
-    """In the worker: read one source and clean the rows of what the store does not hold yet."""
+def read_source(host: str, path: Path, options: ReadOptions, database: str, share: int = FULL) -> ReadSource:
+    """In the worker: read one source and do its ``share`` of what storing it takes."""
     from adapters import get_adapter
     from recall.ingest import source_key, source_signature
 
@@ -83,8 +92,9 @@ def read_source(host: str, path: Path, options: ReadOptions, database: str) -> R
     signature = source_signature(adapter, path)
     report = ParseReport()
     transcripts = list(adapter.read(path, options, report))
-    ready = _made_ahead(transcripts, database)
-    return ReadSource(signature, source_key(path), transcripts, ready, report, time.process_time() - started)
+    ready = _made_ahead(transcripts, database, share)
+    cpu = time.process_time() - started
+    return ReadSource(signature, source_key(path), transcripts, ready, report, cpu, share=share)
 
 
 @dataclass(slots=True)
@@ -102,7 +112,13 @@ _STREAMS: dict[tuple[str, str], _Stream | None] = {}  # None: read to its end
 
 
 def read_part(
-    host: str, path: Path, options: ReadOptions, database: str, part: int, size: int = PART_MESSAGES
+    host: str,
+    path: Path,
+    options: ReadOptions,
+    database: str,
+    part: int,
+    size: int = PART_MESSAGES,
+    share: int = FULL,
 ) -> ReadSource:
     """In the worker: part ``part`` of a source read in parts, its next transcripts up to about
     ``size`` messages. Parts are asked for in order from the one worker process, which keeps
@@ -136,20 +152,23 @@ def read_part(
             break
     else:
         _STREAMS[name] = None
-    ready = _made_ahead(transcripts, database)
+    ready = _made_ahead(transcripts, database, share)
     last = _STREAMS[name] is None
     report = stream.report if last else ParseReport()
     cpu = time.process_time() - started
-    return ReadSource(stream.signature, stream.key, transcripts, ready, report, cpu, last=last)
+    return ReadSource(stream.signature, stream.key, transcripts, ready, report, cpu, last=last, share=share)
 
 
-def _made_ahead(transcripts: list[Transcript], database: str) -> list[Ready]:
-    """For each transcript, its rows cleaned ahead and, for a session new to the store, what the
-    connect, extraction and summary stages would read in it (``ahead_of_new_session``)."""
+def _made_ahead(transcripts: list[Transcript], database: str, share: int = FULL) -> list[Ready]:
+    """For each transcript, its rows cleaned ahead (from ``ROWS``) and, for a session new to the
+    store, what the connect, extraction and summary stages would read in it (``FULL``:
+    ``ahead_of_new_session``). What is not made here the importing process makes itself."""
     from recall.extract.stage import analyse
     from recall.store.ahead import ahead_of_new_session
-    from recall.store.transcripts import preclean, stored_hashes
+    from recall.store.transcripts import Ready, preclean, stored_hashes
 
+    if share == PARSE:
+        return [Ready() for _ in transcripts]
     conn = _read_only(database)
     ready: list[Ready] = []
     for transcript in transcripts:
@@ -158,7 +177,7 @@ def _made_ahead(transcripts: list[Transcript], database: str) -> list[Ready]:
         except sqlite3.Error:  # busy or damaged: clean everything, the plan decides
             stored = {}
         made = preclean(transcript, stored)
-        if conn is not None and not stored:
+        if share == FULL and conn is not None and not stored:
             try:
                 ahead_of_new_session(conn, transcript, made, analyse)
             except sqlite3.Error:  # busy or damaged: the importing process reads the session itself
@@ -204,6 +223,8 @@ class ReadAhead:
         self._reader = reader or read_source
         self._part_reader = read_part
         self._futures: dict[tuple[str, Path], deque[tuple[int, Future[ReadSource]]]] = {}
+        self.share = FIRST_SHARE  # for the files sent next (``take`` moves it)
+        self._taken = 0
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             max_workers=1, mp_context=_context(), initializer=roomy_for_good
         )
@@ -218,6 +239,7 @@ class ReadAhead:
         future = sent.popleft()[1]
         if not sent:
             del self._futures[adapter.name, path]
+        self._balance(waited=not future.done())
         try:
             result = future.result()
         except BrokenProcessPool:
@@ -231,6 +253,15 @@ class ReadAhead:
             self._forget_parts(adapter, path)
         self._fill()
         return result
+
+    def _balance(self, *, waited: bool) -> None:
+        """Give the worker less of the work when this process had to wait for it, more when it is
+        two files or more ahead. The first file taken is waited for while the worker starts."""
+        self._taken += 1
+        if waited and self._taken > 1:
+            self.share = max(PARSE, self.share - 1)
+        elif not waited and sum(f.done() for sent in self._futures.values() for _, f in sent) >= 2:
+            self.share = min(FULL, self.share + 1)
 
     def _forget_parts(self, adapter: HostAdapter, path: Path) -> None:
         """A source read to its end (or failed): no more of its parts are asked for or waited on."""
@@ -248,7 +279,7 @@ class ReadAhead:
             try:
                 if part is None:
                     future = self._pool.submit(
-                        self._reader, adapter.name, path, self._options, self._database
+                        self._reader, adapter.name, path, self._options, self._database, self.share
                     )
                 else:
                     future = self._pool.submit(
@@ -259,6 +290,7 @@ class ReadAhead:
                         self._database,
                         part,
                         PART_MESSAGES,
+                        self.share,
                     )
                     self._waiting.appendleft(
                         (adapter, path, part + 1, size)

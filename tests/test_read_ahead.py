@@ -7,6 +7,7 @@ the worker, and compares every table (the import's own clock columns left out) a
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 from pathlib import Path
@@ -101,7 +102,7 @@ def test_a_forced_re_import_through_the_worker_writes_nothing(tmp_path: Path) ->
 
 
 def failing_reader(
-    how: str, name: str, host: str, path: Path, options: ReadOptions, database: str
+    how: str, name: str, host: str, path: Path, options: ReadOptions, database: str, share: int
 ) -> ReadSource:
     """In the worker: on file ``name``, kill the process (as a segfault in a parser would) or raise
     (as a reader bug would)."""
@@ -109,7 +110,7 @@ def failing_reader(
         os._exit(3)
     if path.name == name:
         raise RuntimeError("reader bug")
-    return read_source(host, path, options, database)
+    return read_source(host, path, options, database, share)
 
 
 @pytest.mark.parametrize("how", ["crash", "raise"])
@@ -182,12 +183,12 @@ def test_a_source_read_in_parts_stores_what_an_in_process_import_stores(tmp_path
 
 
 def failing_part(
-    host: str, path: Path, options: ReadOptions, database: str, part: int, size: int
+    host: str, path: Path, options: ReadOptions, database: str, part: int, size: int, share: int
 ) -> ReadSource:
     """In the worker: the second part fails, as a reader bug in the middle of a database would."""
     if part == 1:
         raise RuntimeError("reader bug")
-    return recall.read_ahead.read_part(host, path, options, database, part, size)
+    return recall.read_ahead.read_part(host, path, options, database, part, size, share)
 
 
 @pytest.mark.usefixtures("in_parts")
@@ -232,3 +233,45 @@ def test_the_worker_waits_for_an_idle_core_now_not_for_a_quiet_minute(
     assert recall.read_ahead.has_spare_core()
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert not recall.read_ahead.has_spare_core()
+
+
+@pytest.mark.parametrize("share", [recall.read_ahead.PARSE, recall.read_ahead.ROWS])
+@pytest.mark.parametrize("host", ["claude", "codex"])
+def test_a_worker_doing_less_stores_what_an_in_process_import_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str, share: int
+) -> None:
+    """The importing process does itself what the worker's share leaves out (adr/0046)."""
+    alone = imported(tmp_path / "alone.db", host, read_ahead=False)
+    monkeypatch.setattr(recall.read_ahead, "FIRST_SHARE", share)
+    monkeypatch.setattr(recall.read_ahead.ReadAhead, "_balance", lambda self, waited: None)
+    ahead = imported(tmp_path / "ahead.db", host, read_ahead=True)
+    assert ahead.read_ahead["files_by_share"] == {recall.read_ahead.SHARE_NAMES[share]: files(host) - 1}
+    assert (ahead.messages_added, ahead.links) == (alone.messages_added, alone.links)
+    assert dump(tmp_path / "ahead.db") == dump(tmp_path / "alone.db")
+
+
+def _balanced(share: int, *, waited: bool, done_ahead: int, taken: int = 5) -> int:
+    """The share ``ReadAhead._balance`` leaves after a take, with ``done_ahead`` files read and waiting."""
+    from concurrent.futures import Future
+
+    ahead = recall.read_ahead.ReadAhead.__new__(recall.read_ahead.ReadAhead)
+    ahead.share, ahead._taken = share, taken
+    futures: list[tuple[int, Future[ReadSource]]] = []
+    for index in range(3):
+        future: Future[ReadSource] = Future()
+        if index < done_ahead:
+            future.set_result(None)  # type: ignore[arg-type]
+        futures.append((0, future))
+    ahead._futures = {("claude", Path("next.jsonl")): collections.deque(futures)}
+    ahead._balance(waited=waited)
+    return ahead.share
+
+
+def test_the_worker_is_given_less_when_waited_for_and_more_when_files_ahead() -> None:
+    full, rows, parse = recall.read_ahead.FULL, recall.read_ahead.ROWS, recall.read_ahead.PARSE
+    assert _balanced(full, waited=True, done_ahead=0) == rows
+    assert _balanced(parse, waited=True, done_ahead=0) == parse
+    assert _balanced(parse, waited=False, done_ahead=2) == rows
+    assert _balanced(full, waited=False, done_ahead=3) == full
+    assert _balanced(rows, waited=False, done_ahead=1) == rows  # neither waiting nor ahead: as it was
+    assert _balanced(full, waited=True, done_ahead=0, taken=0) == full  # the first file: the worker starts
