@@ -14,11 +14,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall.models import RecordKind
+from recall.models import KIND_CODES, RecordKind
 from recall.search import first_load, semantic, vector_rows, vectors
 from recall.search.vectors import VectorIndex
 from recall.store import NewRecord, Store
-from tests.test_index_snapshot import FAKE, fill, full_load, open_index, same_rows, session, snapshot_of
+from tests.test_index_snapshot import (
+    FAKE,
+    delete_without_forget,
+    fill,
+    full_load,
+    open_index,
+    same_rows,
+    session,
+    snapshot_of,
+)
 
 IDENTITY = f"{FAKE.model_id} {FAKE.model_hash}"
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,23 +87,49 @@ def test_a_streamed_snapshot_equals_one_written_from_memory(
     assert not list(tmp_path.rglob("*.part"))  # the scratch file is gone
 
 
+def refuse_full_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test if the index reads every stored vector into the process (``_rows_since(0)``)."""
+    read = VectorIndex._rows_since
+
+    def rows_since(self: VectorIndex, conn: object, seq: int) -> object:
+        assert seq > 0, "every stored vector was read into the process"
+        return read(self, conn, seq)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "_rows_since", rows_since)
+
+
 def test_a_first_start_never_reads_every_vector_into_memory(
     db_path: Path, small_threshold: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     interleaved_store(db_path)
-    read_all = VectorIndex._rows_since
-
-    def refuse_a_full_load(self: VectorIndex, conn: object, seq: int) -> object:
-        assert seq > 0, "a first start read every stored vector into the process"
-        return read_all(self, conn, seq)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(VectorIndex, "_rows_since", refuse_a_full_load)
-    index, restored = open_index(db_path)
+    with monkeypatch.context() as patched:
+        refuse_full_loads(patched)
+        index, restored = open_index(db_path)
     assert not restored  # there was no snapshot to start from
     assert index.vectors.frozen == len(index) == 34 and not index.vectors.added.size
     snapshot_of(db_path)
-    monkeypatch.setattr(VectorIndex, "_rows_since", read_all)
     same_rows(index, full_load(db_path))
+
+
+def test_a_reload_after_rows_went_never_reads_every_vector_into_memory(
+    db_path: Path, small_threshold: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows deleted behind the index's back (another process's erase): it starts again from a
+    snapshot written from SQLite, as a first start does, not from every vector read into memory."""
+    interleaved_store(db_path)
+    open_index(db_path)
+    with Store(db_path) as store:
+        victim = store.connection.execute("SELECT min(id) FROM messages").fetchone()[0]
+        delete_without_forget(store, victim)
+    with monkeypatch.context() as patched:
+        refuse_full_loads(patched)
+        index, restored = open_index(db_path)
+    assert restored  # it started from the old snapshot and saw a row gone
+    assert index.vectors.frozen == len(index) == 33
+    assert victim not in index.ids[index.codes == KIND_CODES[RecordKind.MESSAGE]].tolist()
+    same_rows(index, full_load(db_path))
+    fresh, restored = open_index(db_path)
+    assert restored and len(fresh) == 33
 
 
 def test_a_snapshot_is_on_disk_before_it_takes_its_name(

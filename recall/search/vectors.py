@@ -119,8 +119,12 @@ class VectorIndex:
         self._idle.daemon = True
         self._idle.start()
 
-    def refresh(self, conn: sqlite3.Connection) -> Refreshed:
+    def refresh(self, conn: sqlite3.Connection, *, reload_in_memory: bool = True) -> Refreshed:
         """Load rows added since the last call; reload everything if rows were removed.
+
+        With ``reload_in_memory`` False a reload stops once the index is emptied (``reloaded``, no
+        rows), so the caller can start it again from a snapshot written straight from SQLite
+        (``build_snapshot``) instead of reading every vector into the process (adr/0047).
 
         Counting a million embeddings costs ~20 ms, so it only happens when this connection wrote
         or another one committed since the last check (``total_changes``, ``PRAGMA data_version``).
@@ -139,6 +143,8 @@ class VectorIndex:
                 ).fetchone()
                 if tail is None or tuple(tail) != self._tail:
                     self._reset()
+                    if not reload_in_memory:
+                        return Refreshed(0, reloaded=True)
                     reloaded = True
             count, last = conn.execute(
                 "SELECT count(*), coalesce(max(seq), 0) FROM embeddings WHERE model_key = ?",
@@ -151,6 +157,8 @@ class VectorIndex:
                 replaced = int(np.count_nonzero(self._positions.find(_keys(rows.codes, rows.ids)) >= 0))
                 if self._count + rows.ids.size - replaced != count:
                     self._reset()
+                    if not reload_in_memory:
+                        return Refreshed(0, reloaded=True)
                     reloaded = True
                     rows = self._rows_since(conn, 0)
                 self._append(conn, rows)
