@@ -16,8 +16,9 @@ search, after the last, and at rest, a few seconds after the last (adr/0041: the
 go of all the snapshot pages its searches mapped; while it searches it keeps at most 192 MiB of
 them, adr/0043).
 
-Two starts are measured: **first**, with no index snapshot beside the database (the index is read
-from SQLite and the snapshot written), and **restart**, from the snapshot the first start wrote.
+Two starts are measured: **first**, with no index snapshot beside the database (the snapshot is
+written from SQLite, then mapped, adr/0047; older versions read every vector into the process
+first), and **restart**, from the snapshot the first start wrote.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import pytest
 
 from recall import hooklog
 from recall.models import RecordKind
-from recall.search import semantic, vectors
+from recall.search import semantic, vector_rows
 from recall.search.embedder import FakeEmbedder
 from recall.store import NewRecord, Store
 
@@ -54,13 +54,13 @@ def test_the_snapshot_is_private_while_it_is_written(
     monkeypatch.setattr(semantic, "SNAPSHOT_MIN_ROWS", 3)
     db_path = tmp_path / "store" / "recall.db"
     seen: list[tuple[str, int]] = []
-    write = vectors.write_snapshot
+    write = vector_rows.write_snapshot
 
     def watching(*args: Any, **kwargs: Any) -> None:
         seen.extend((p.name, stat.S_IMODE(p.stat().st_mode)) for p in db_path.parent.glob("*.part"))
         write(*args, **kwargs)
 
-    monkeypatch.setattr(vectors, "write_snapshot", watching)
+    monkeypatch.setattr(vector_rows, "write_snapshot", watching)
     with Store(db_path) as store:
         for n in range(4):
             store.add(NewRecord(kind=RecordKind.LEARNING, content=f"note {n} about caches", project="p"))

@@ -306,12 +306,14 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
     """The store's in-memory index for this embedder, brought up to date.
 
     A process starts from the index snapshot beside the database when there is one, then reads
-    only the rows added since. After reading ``SNAPSHOT_MIN_ROWS`` or more rows it writes the
-    snapshot again. After a full reload it rewrites the snapshot, or deletes it for a small index,
-    so a forgotten row's vector does not outlive the row.
+    only the rows added since. With no usable snapshot, or when rows were deleted (a full reload),
+    a large index writes a new snapshot straight from SQLite and maps it, never holding its
+    vectors (adr/0047); a small one reloads into memory and deletes its snapshot, so a forgotten
+    row's vector does not outlive the row. After reading ``SNAPSHOT_MIN_ROWS`` or more new rows it
+    writes the snapshot again.
     """
     from recall import heap
-    from recall.search.vectors import VectorIndex
+    from recall.search.vectors import Refreshed, VectorIndex
 
     key = model_key(store, embedder)
     cache: dict[int, VectorIndex] = store.cache.setdefault(VECTOR_INDEXES, {})
@@ -322,8 +324,17 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
         index = cache[key] = VectorIndex(key, embedder.dim)
         if snapshot is not None and snapshot.exists() and index.restore(snapshot, identity):
             heap.give_back()  # reading the file's members left ~30 MiB of freed heap at 1M rows
+        elif snapshot is not None and _build_snapshot(store, index, snapshot, identity):
+            heap.give_back()
     with store.reading() as conn:
-        refreshed = index.refresh(conn)
+        refreshed = index.refresh(conn, reload_in_memory=snapshot is None)
+    if snapshot is not None and refreshed.reloaded and not len(index):  # rows went: start as a first start
+        built = _build_snapshot(store, index, snapshot, identity)
+        if built:
+            heap.give_back()
+        with store.reading() as conn:
+            again = index.refresh(conn)  # what came since the build, or everything if none was built
+        refreshed = Refreshed(again.loaded, reloaded=not built)
     if snapshot is not None:
         if len(index) >= SNAPSHOT_MIN_ROWS and (refreshed.loaded >= SNAPSHOT_MIN_ROWS or refreshed.reloaded):
             index.save(snapshot, identity)
@@ -332,6 +343,17 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex:
         elif refreshed.reloaded:
             snapshot.unlink(missing_ok=True)
     return index
+
+
+def _build_snapshot(store: Store, index: VectorIndex, snapshot: Path, identity: str) -> bool:
+    """Start a large index with no usable snapshot by writing one from SQLite and mapping it: its
+    vectors never sit in the process's memory (366 MiB at a million rows, adr/0047). A small one
+    (under ``SNAPSHOT_MIN_ROWS``) gets no snapshot and loads into memory, as before."""
+    with store.reading() as conn:
+        count = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE model_key = ?", (index.model_key,)
+        ).fetchone()[0]
+        return bool(count >= SNAPSHOT_MIN_ROWS) and index.build_snapshot(conn, snapshot, identity)
 
 
 def snapshot_path(store: Store, key: int) -> Path | None:

@@ -23,13 +23,15 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import threading
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from recall.private_files import open_private
 from recall.search.row_reader import RowReader
 
 if TYPE_CHECKING:
@@ -170,29 +172,69 @@ class VectorRows:
         self.added[positions[~low] - split] = values[~low]
 
 
+class RowChunks(NamedTuple):
+    """int8 rows that are not in memory, handed over a slice at a time (a first load's rows, read
+    back from the file they were mixed in: ``recall.search.first_load``)."""
+
+    shape: tuple[int, int]
+    chunks: Callable[[], Iterator[NDArray[np.int8]]]
+
+
+def publish_snapshot(
+    path: Path,
+    arrays: Mapping[str, NDArray[Any] | VectorRows | RowChunks],
+    rows: NDArray[np.int64] | None = None,
+) -> bool:
+    """Write the snapshot beside ``path`` and rename it over ``path`` once it is whole and on disk.
+
+    A reader never sees half a file: it is written under a name of its own (``.part``, 0600 from its
+    first byte), flushed to the disk (``fsync``) and only then renamed. Without the ``fsync`` a
+    system crash after the rename could leave the new name over blocks never written, and the
+    vectors member is mapped without a check of its CRC (adr/0047). False when the file could not
+    be written (a full disk, a read-only folder): the next start loads from SQLite again."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+    try:
+        with open_private(partial) as handle:
+            write_snapshot(handle, arrays, rows)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+    except BaseException as exc:  # an error or an interrupt: no half-written file stays behind
+        partial.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            return False
+        raise
+    return True
+
+
 def write_snapshot(
-    handle: IO[bytes], arrays: Mapping[str, NDArray[Any] | VectorRows], rows: NDArray[np.int64] | None = None
+    handle: IO[bytes],
+    arrays: Mapping[str, NDArray[Any] | VectorRows | RowChunks],
+    rows: NDArray[np.int64] | None = None,
 ) -> None:
-    """What ``numpy.savez`` writes, with ``VectorRows`` written a slice at a time (never gathered
-    into one copy in memory), only its ``rows`` when given, and every member stored uncompressed,
-    so ``map_member`` can map it."""
+    """What ``numpy.savez`` writes, with ``VectorRows`` and ``RowChunks`` written a slice at a time
+    (never gathered into one copy in memory), only the ``rows`` of a ``VectorRows`` when given, and
+    every member stored uncompressed, so ``map_member`` can map it."""
     with zipfile.ZipFile(handle, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, value in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                if isinstance(value, VectorRows):
-                    count = len(value) if rows is None else int(rows.size)
-                    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.int8)),
-                              "fortran_order": False, "shape": (count, value.shape[1])}  # fmt: skip
-                    np.lib.format.write_array_header_1_0(member, header)
-                    for at in range(0, count, _WRITE_ROWS):
-                        chunk = (
-                            value[at : at + _WRITE_ROWS]
-                            if rows is None
-                            else value[rows[at : at + _WRITE_ROWS]]
-                        )
-                        member.write(np.ascontiguousarray(chunk).data)
-                else:
+                if isinstance(value, np.ndarray):
                     np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
+                    continue
+                chunks = value.chunks() if isinstance(value, RowChunks) else _slices(value, rows)
+                count = value.shape[0] if rows is None or isinstance(value, RowChunks) else int(rows.size)
+                header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.int8)),
+                          "fortran_order": False, "shape": (count, value.shape[1])}  # fmt: skip
+                np.lib.format.write_array_header_1_0(member, header)
+                for chunk in chunks:
+                    member.write(np.ascontiguousarray(chunk).data)
+
+
+def _slices(value: VectorRows, rows: NDArray[np.int64] | None) -> Iterator[NDArray[np.int8]]:
+    """``value``'s rows (only ``rows`` when given), ``_WRITE_ROWS`` at a time."""
+    count = len(value) if rows is None else int(rows.size)
+    for at in range(0, count, _WRITE_ROWS):
+        yield value[at : at + _WRITE_ROWS] if rows is None else value[rows[at : at + _WRITE_ROWS]]
 
 
 def map_rows(path: Path, shape: Sequence[int]) -> VectorRows | None:

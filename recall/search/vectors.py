@@ -15,7 +15,6 @@ session, the session's rows already in memory are mixed again from their stored 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import weakref
@@ -26,10 +25,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from recall.private_files import open_private
 from recall.rowkinds import KIND_CODES, RecordKind
 from recall.search.neighbours import MIX_WEIGHTS, mix_turns
-from recall.search.vector_rows import VectorRows, map_rows, write_snapshot
+from recall.search.vector_rows import VectorRows, map_rows, publish_snapshot
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -121,8 +119,12 @@ class VectorIndex:
         self._idle.daemon = True
         self._idle.start()
 
-    def refresh(self, conn: sqlite3.Connection) -> Refreshed:
+    def refresh(self, conn: sqlite3.Connection, *, reload_in_memory: bool = True) -> Refreshed:
         """Load rows added since the last call; reload everything if rows were removed.
+
+        With ``reload_in_memory`` False a reload stops once the index is emptied (``reloaded``, no
+        rows), so the caller can start it again from a snapshot written straight from SQLite
+        (``build_snapshot``) instead of reading every vector into the process (adr/0047).
 
         Counting a million embeddings costs ~20 ms, so it only happens when this connection wrote
         or another one committed since the last check (``total_changes``, ``PRAGMA data_version``).
@@ -141,6 +143,8 @@ class VectorIndex:
                 ).fetchone()
                 if tail is None or tuple(tail) != self._tail:
                     self._reset()
+                    if not reload_in_memory:
+                        return Refreshed(0, reloaded=True)
                     reloaded = True
             count, last = conn.execute(
                 "SELECT count(*), coalesce(max(seq), 0) FROM embeddings WHERE model_key = ?",
@@ -153,6 +157,8 @@ class VectorIndex:
                 replaced = int(np.count_nonzero(self._positions.find(_keys(rows.codes, rows.ids)) >= 0))
                 if self._count + rows.ids.size - replaced != count:
                     self._reset()
+                    if not reload_in_memory:
+                        return Refreshed(0, reloaded=True)
                     reloaded = True
                     rows = self._rows_since(conn, 0)
                 self._append(conn, rows)
@@ -171,7 +177,7 @@ class VectorIndex:
         and renamed over the old one, so a reader never sees half of it.
         """
         with self._lock:
-            meta = self._snapshot_meta(identity) | {
+            meta = self.snapshot_meta(identity) | {
                 "count": self._count, "last_seq": self._last_seq, "tail_scale": self._tail[0],
                 "tail_vector": self._tail[1].hex(), "projects": list(self._project_ids),
             }  # fmt: skip
@@ -183,19 +189,29 @@ class VectorIndex:
                 if live is not None and name != "vectors":
                     value = value[:, live] if name == "bits" else value[live]
                 arrays[name] = value
-            partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
-            try:
-                with open_private(partial) as handle:  # 0600 while written, not only once renamed
-                    write_snapshot(handle, arrays, live)
-                os.replace(partial, path)
-            except OSError:
-                partial.unlink(
-                    missing_ok=True
-                )  # a full disk or a read-only folder: load from SQLite next time
+            if not publish_snapshot(path, arrays, live):  # a full disk or a read-only folder
                 return
         # The index starts again from the file just written (the same rows, mapped): a first load
         # from SQLite does not keep 366 MB of vectors of its own at a million rows (adr/0041).
         self._load_snapshot(path, identity)
+
+    def build_snapshot(self, conn: sqlite3.Connection, path: Path, identity: str) -> bool:
+        """Load an empty index by writing its snapshot straight from SQLite, then mapping it as a
+        restart does (``recall.search.first_load``): the first start of a large store never holds
+        its vectors in the process (adr/0047). False (and still empty) when it could not be written."""
+        from recall.search.first_load import build_snapshot
+
+        if len(self):
+            return False
+        built = build_snapshot(
+            conn,
+            path,
+            model_key=self.model_key,
+            dim=self.dim,
+            mix=self.mix,
+            meta=self.snapshot_meta(identity),
+        )
+        return built and self._load_snapshot(path, identity)
 
     def restore(self, path: Path, identity: str) -> bool:
         """Start from a file ``save`` wrote for this model, mix and layout; False (and empty) otherwise."""
@@ -211,7 +227,7 @@ class VectorIndex:
                 arrays["vectors"] = data["vectors"] if mapped is None else mapped.base
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             return False
-        expected = self._snapshot_meta(identity)
+        expected = self.snapshot_meta(identity)
         if not isinstance(meta, dict) or any(meta.get(key) != value for key, value in expected.items()):
             return False
         shapes = {"vectors": (rows, self.dim), "bits": (max(1, -(-self.dim // 64)), rows)}
@@ -232,7 +248,7 @@ class VectorIndex:
             self._tail = (float(meta["tail_scale"]), bytes.fromhex(meta["tail_vector"]))
         return True
 
-    def _snapshot_meta(self, identity: str) -> dict[str, object]:
+    def snapshot_meta(self, identity: str) -> dict[str, object]:
         mix = MIX_WEIGHTS if self.mix is None else self.mix
         return {"format": SNAPSHOT_FORMAT, "model_key": self.model_key, "model": identity, "dim": self.dim,
                 "mix": [[offset, weight] for offset, weight in sorted(mix.items())]}  # fmt: skip
