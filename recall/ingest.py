@@ -174,7 +174,7 @@ def run_import(
         from adapters import where_searched
 
         summary.searched = [where_searched(adapter) for adapter in adapters]
-    with _reader(store, sources, read_options, force, read_ahead) as ahead:
+    with _reader(store, sources, read_options, force, read_ahead) as ahead, store.commit_group():
         for done, (adapter, path) in enumerate(sources):
             if progress:
                 progress(done, len(sources), path_text(path))
@@ -483,12 +483,11 @@ def store_transcripts(
     """
     from recall.extract.backfill import unread_sessions
     from recall.extract.stage import ExtractionReport, extract_sessions
-    from recall.store.transcripts import ROWS_PER_TRANSACTION
 
     items = list(transcripts)
-    # A small batch commits once: messages, extraction and stamp (adr/0046).
-    small = not dry_run and sum(len(t.messages) for t in items) <= ROWS_PER_TRANSACTION
-    with store.one_commit() if small else nullcontext():
+    # A small batch commits once, with its neighbours in a group: messages, extraction, stamp (adr/0046).
+    rows = sum(len(t.messages) for t in items)
+    with store.one_commit(rows) if not dry_run else nullcontext():
         outcome = store.import_transcripts(
             items, project=project, expect_host=expect_host, dry_run=dry_run, ready=ready
         )

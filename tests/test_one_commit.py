@@ -87,3 +87,44 @@ def test_extraction_that_fails_undoes_only_its_own_writes(
     counts = _counts(store)
     assert counts["messages"] == 43 and counts["source_files"] == 1  # the import itself committed
     assert counts["decisions"] == counts["learnings"] == 0
+
+
+CLAUDE = Path(__file__).parent / "fixtures/transcripts/claude-code"
+
+
+def test_small_files_share_commits_and_one_that_fails_leaves_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import's small files commit a few together (``commit_group``); a file whose write fails
+    rolls back alone, and is read again by the next import."""
+    alone = Store(tmp_path / "alone.db")
+    expected = run_import(
+        alone, [get_adapter("claude")], paths=[CLAUDE], embed_budget_seconds=0, read_ahead=False
+    )
+    files = expected.files_seen
+    store = Store(tmp_path / "recall.db")
+    real = Store.stamp_source
+
+    def refuse_one(self: Store, source: object, **counts: int) -> None:
+        if str(getattr(source, "path", "")).endswith("short.jsonl"):
+            raise ValueError("disk said no")
+        real(self, source, **counts)  # type: ignore[arg-type]
+
+    statements: list[str] = []
+    store.connection.set_trace_callback(statements.append)
+    with monkeypatch.context() as patch:
+        patch.setattr(Store, "stamp_source", refuse_one)
+        first = run_import(
+            store, [get_adapter("claude")], paths=[CLAUDE], embed_budget_seconds=0, read_ahead=False
+        )
+    store.connection.set_trace_callback(None)
+    stamping = [i for i, statement in enumerate(statements) if "INTO source_files" in statement]
+    commits = [i for i, statement in enumerate(statements) if statement == "COMMIT"]
+    # Fewer commits than files up to the last stamp: files shared them.
+    assert len(stamping) == files - 1 and len([c for c in commits if c < stamping[-1]]) < files - 1
+    assert first.files_failed == 1 and first.messages_added == expected.messages_added - 9
+    again = run_import(
+        store, [get_adapter("claude")], paths=[CLAUDE], embed_budget_seconds=0, read_ahead=False
+    )
+    assert (again.files_unchanged, again.messages_added) == (files - 1, 9)
+    assert _counts(store) == _counts(alone)

@@ -74,8 +74,12 @@ class PgStore(Store):
                 raise
 
     @contextmanager
-    def one_commit(self) -> Iterator[None]:
+    def one_commit(self, rows: int) -> Iterator[None]:
         """Each transaction commits on its own: what ``Store.one_commit`` saves is SQLite's pages."""
+        yield
+
+    @contextmanager
+    def commit_group(self) -> Iterator[None]:
         yield
 
     @contextmanager

@@ -45,6 +45,13 @@ class Written:
     redacted: dict[str, int]
 
 
+@dataclass(slots=True)
+class _Group:
+    """Messages the batches of an open ``commit_group`` transaction wrote."""
+
+    rows: int = 0
+
+
 class Store:
     """One open recall database."""
 
@@ -56,6 +63,7 @@ class Store:
         # search or a brief never needs (issue 16: whole commands in 0.4 s).
         self._writer: Writer | None = None
         self._one_commit = False  # inside ``one_commit``: transactions are savepoints
+        self._group: _Group | None = None  # inside ``commit_group``
         self.cache: dict[str, Any] = {}  # per-process derived state, e.g. in-memory vector indexes
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -127,29 +135,79 @@ class Store:
                 raise
 
     @contextmanager
-    def one_commit(self) -> Iterator[None]:
-        """The transactions opened inside commit together, once, at the end (adr/0046).
+    def one_commit(self, rows: int) -> Iterator[None]:
+        """The transactions opened inside, which write ``rows`` messages, commit together, once
+        (adr/0046); inside ``commit_group`` they commit with the batches beside them.
 
         A small source's messages, what extraction found in them and the source's stamp were three
         commits; each commit writes every page it touched again, and for a file of fifty messages
         that was a third of storing it. Nothing else changes: each inner transaction still rolls
         back alone, and a failure that escapes rolls all of them back (the file is read again).
+        More than ``ROWS_PER_TRANSACTION`` messages keep their own short transactions (adr/0016).
         """
+        from recall.store.transcripts import ROWS_PER_TRANSACTION
+
         with self._lock, self._file_errors():
-            if self._one_commit:
+            if rows > ROWS_PER_TRANSACTION:
+                self._end_group(commit=True)
+                yield
+            elif self._group is not None:
+                if self._group.rows + rows > ROWS_PER_TRANSACTION:
+                    self._end_group(commit=True)
+                if not self._one_commit:
+                    self._begin_one_commit()
+                with self._savepoint():
+                    yield
+                self._group.rows += rows
+            elif self._one_commit:
+                with self._savepoint():
+                    yield
+            else:
+                self._begin_one_commit()
+                try:
+                    yield
+                except BaseException:
+                    self._end_one_commit(commit=False)
+                    raise
+                self._end_one_commit(commit=True)
+
+    @contextmanager
+    def commit_group(self) -> Iterator[None]:
+        """Batches stored inside through ``one_commit`` share commits of up to
+        ``ROWS_PER_TRANSACTION`` messages: an import of many small files commits every few files,
+        not after each (adr/0046). A batch that fails rolls back alone; a failure that escapes
+        rolls back what the group has not committed yet, whose files are read again next time."""
+        with self._lock, self._file_errors():
+            if self._group is not None:
                 yield
                 return
-            begin_immediate(self._conn, self.path)
-            self._one_commit = True
+            self._group = _Group()
             try:
-                yield
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+                try:
+                    yield
+                except BaseException:
+                    self._end_group(commit=False)
+                    raise
+                self._end_group(commit=True)
             finally:
-                self._one_commit = False
+                self._group = None
+
+    def _begin_one_commit(self) -> None:
+        begin_immediate(self._conn, self.path)
+        self._one_commit = True
+
+    def _end_one_commit(self, *, commit: bool) -> None:
+        self._one_commit = False
+        if commit:
+            self._conn.execute("COMMIT")
+        elif self._conn.in_transaction:  # SQLite has already rolled back after some I/O errors
+            self._conn.execute("ROLLBACK")
+
+    def _end_group(self, *, commit: bool) -> None:
+        """Commit (or roll back) what the group holds; the next batch opens a new transaction."""
+        if self._group is not None and self._one_commit:
+            self._group.rows = 0
+            self._end_one_commit(commit=commit)
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:
