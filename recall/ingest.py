@@ -243,8 +243,8 @@ def _count_read_ahead(summary: ImportSummary, read: ReadSource) -> None:
 
     counts = summary.read_ahead
     counts["files"] = counts.get("files", 0) + 1
-    shares = counts.setdefault("files_by_share", {})
-    shares[SHARE_NAMES[read.share]] = shares.get(SHARE_NAMES[read.share], 0) + 1
+    shares, name = counts.setdefault("files_by_share", {}), SHARE_NAMES[read.share]
+    shares[name] = shares.get(name, 0) + 1
     counts["worker_cpu_seconds"] = round(counts.get("worker_cpu_seconds", 0.0) + read.cpu_seconds, 3)
 
 

@@ -45,13 +45,6 @@ class Written:
     redacted: dict[str, int]
 
 
-@dataclass(slots=True)
-class _Group:
-    """Messages the batches of an open ``commit_group`` transaction wrote."""
-
-    rows: int = 0
-
-
 class Store:
     """One open recall database."""
 
@@ -63,7 +56,7 @@ class Store:
         # search or a brief never needs (issue 16: whole commands in 0.4 s).
         self._writer: Writer | None = None
         self._one_commit = False  # inside ``one_commit``: transactions are savepoints
-        self._group: _Group | None = None  # inside ``commit_group``
+        self._group_rows: int | None = None  # inside ``commit_group``: messages its open transaction wrote
         self.cache: dict[str, Any] = {}  # per-process derived state, e.g. in-memory vector indexes
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -151,14 +144,14 @@ class Store:
             if rows > ROWS_PER_TRANSACTION:
                 self._end_group(commit=True)
                 yield
-            elif self._group is not None:
-                if self._group.rows + rows > ROWS_PER_TRANSACTION:
+            elif self._group_rows is not None:
+                if self._group_rows + rows > ROWS_PER_TRANSACTION:
                     self._end_group(commit=True)
                 if not self._one_commit:
                     self._begin_one_commit()
                 with self._savepoint():
                     yield
-                self._group.rows += rows
+                self._group_rows += rows
             elif self._one_commit:
                 with self._savepoint():
                     yield
@@ -178,10 +171,10 @@ class Store:
         not after each (adr/0046). A batch that fails rolls back alone; a failure that escapes
         rolls back what the group has not committed yet, whose files are read again next time."""
         with self._lock, self._file_errors():
-            if self._group is not None:
+            if self._group_rows is not None:
                 yield
                 return
-            self._group = _Group()
+            self._group_rows = 0
             try:
                 try:
                     yield
@@ -190,23 +183,30 @@ class Store:
                     raise
                 self._end_group(commit=True)
             finally:
-                self._group = None
+                self._group_rows = None
 
     def _begin_one_commit(self) -> None:
         begin_immediate(self._conn, self.path)
         self._one_commit = True
 
     def _end_one_commit(self, *, commit: bool) -> None:
+        """Commit, or roll back; a commit that fails is rolled back too, so no transaction stays open."""
         self._one_commit = False
-        if commit:
-            self._conn.execute("COMMIT")
-        elif self._conn.in_transaction:  # SQLite has already rolled back after some I/O errors
+        try:
+            if commit:
+                self._conn.execute("COMMIT")
+                return
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        if self._conn.in_transaction:  # SQLite has already rolled back after some I/O errors
             self._conn.execute("ROLLBACK")
 
     def _end_group(self, *, commit: bool) -> None:
         """Commit (or roll back) what the group holds; the next batch opens a new transaction."""
-        if self._group is not None and self._one_commit:
-            self._group.rows = 0
+        if self._group_rows is not None and self._one_commit:
+            self._group_rows = 0
             self._end_one_commit(commit=commit)
 
     @contextmanager

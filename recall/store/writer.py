@@ -221,14 +221,7 @@ class Writer:
 
     def entity(self, project: str, type_: str, name: str) -> int:
         """The id of an entity, added (provenance extracted) if the project has none of that name."""
-        row = self._entity_row(project, type_, name)
-        found = self._conn.execute(
-            "SELECT id FROM entities WHERE project = ? AND type = ? AND name = ?",
-            (row["project"], row["type"], row["name"]),
-        ).fetchone()
-        if found is not None:
-            return int(found[0])
-        return self._add_entity(row)
+        return self.entities(project, [(type_, name)])[type_, name]
 
     def entities(self, project: str, names: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """``entity`` for many (type, name) pairs of one project: those it has are found a few hundred
